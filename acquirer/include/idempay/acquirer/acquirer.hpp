@@ -1,0 +1,104 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "idempay/protocol/card.hpp"
+#include "idempay/protocol/error.hpp"
+#include "idempay/protocol/money.hpp"
+#include "idempay/protocol/ppp.hpp"
+
+namespace idempay::acquirer {
+
+enum class AuthorizationStatus : uint8_t { kApproved, kDenied, kPending };
+std::string_view to_string(AuthorizationStatus s);
+
+/// An authorization, idempotent on `key` (the paymentId): the acquirer charges at most once
+/// per key and answers every repeat with the same result.
+struct AuthorizeCall {
+  std::string key;
+  Cents amount = 0;
+  std::string currency;
+  std::string payment_method;
+  CardSecret card;
+};
+
+struct Authorization {
+  AuthorizationStatus status = AuthorizationStatus::kPending;
+  std::string tid;
+  std::string nsu;
+  std::string authorization_id;
+  std::string acquirer;
+  std::string code;
+  std::string message;
+};
+
+/// A capture, cancellation or refund, idempotent on `key` (the requestId).
+struct OperationCall {
+  ppp::OperationKind kind = ppp::OperationKind::kCancel;
+  std::string key;
+  std::string payment_key;  ///< the authorization's key (paymentId)
+  std::string tid;
+  Cents amount = 0;
+};
+
+struct OperationOutcome {
+  bool succeeded = false;
+  std::string id;
+  Cents amount = 0;
+  std::string code;
+  std::string message;
+};
+
+template <class T>
+using Callback = std::function<void(Result<T>)>;
+
+/// The acquirer as the connector sees it. Every call is asynchronous and calls back exactly
+/// once, from any thread. kTimeout means the outcome is unknown; kUnavailable that the call
+/// surely did not happen or failed before the acquirer acted.
+class Acquirer {
+public:
+  virtual ~Acquirer() = default;
+  virtual void authorize(AuthorizeCall call, Callback<Authorization> done) = 0;
+  virtual void operate(OperationCall call, Callback<OperationOutcome> done) = 0;
+  /// The authorization recorded under `key`; nullopt if the acquirer never saw that key.
+  virtual void status(std::string key, Callback<std::optional<Authorization>> done) = 0;
+};
+
+struct StubOptions {
+  /// Added before every answer. Default: 0
+  std::chrono::milliseconds latency{0};
+  /// How long a pending authorization (cards 4222222222222224/5) stays pending. Default: 2 s
+  std::chrono::milliseconds pending_delay{2000};
+};
+
+/// The deterministic acquirer stub, idempotent per key, with a ledger of calls and charges.
+/// Cards: 4444333322221111 approved, 4444333322221112 denied, 4222222222222224 pending then
+/// approved, 4222222222222225 pending then denied, any other Luhn-valid card approved, an
+/// invalid one denied. No card number (tokenized or non-card methods): approved.
+class StubAcquirer final : public Acquirer {
+public:
+  explicit StubAcquirer(StubOptions options = {});
+  ~StubAcquirer() override;
+
+  void authorize(AuthorizeCall call, Callback<Authorization> done) override;
+  void operate(OperationCall call, Callback<OperationOutcome> done) override;
+  void status(std::string key, Callback<std::optional<Authorization>> done) override;
+
+  /// The ledger as JSON: {"authorizations":{key:{calls,charges,tid,status}}, "captures":...,
+  /// "cancellations":..., "refunds":...}. Card data is never part of it.
+  std::string ledger_json() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// An acquirer reached over HTTP with the stub's JSON protocol (see docs/acquirer-protocol.md).
+std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url,
+                                             std::chrono::milliseconds timeout);
+
+}  // namespace idempay::acquirer

@@ -1,0 +1,286 @@
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_writer.hpp"
+
+namespace idempay::acquirer {
+
+std::string_view to_string(AuthorizationStatus s) {
+  switch (s) {
+    case AuthorizationStatus::kApproved: return "approved";
+    case AuthorizationStatus::kDenied: return "denied";
+    case AuthorizationStatus::kPending: return "pending";
+  }
+  return "pending";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Identifiers derived from the key, so the same key always gets the same ones.
+std::string derived_id(std::string_view prefix, std::string_view key, size_t hex_digits) {
+  auto d = crypto::sha256(std::string(prefix) + "|" + std::string(key));
+  return crypto::to_hex(d).substr(0, hex_digits);
+}
+
+std::string derived_digits(std::string_view prefix, std::string_view key, size_t digits) {
+  auto d = crypto::sha256(std::string(prefix) + "|" + std::string(key));
+  std::string out;
+  for (size_t i = 0; out.size() < digits; ++i) {
+    out.push_back(static_cast<char>('0' + d[i % d.size()] % 10));
+  }
+  return out;
+}
+
+struct AuthEntry {
+  int calls = 0;
+  Authorization result;
+  AuthorizationStatus final_status = AuthorizationStatus::kApproved;
+  Clock::time_point resolves_at;
+  Cents amount = 0;
+  Cents captured = 0;
+  Cents refunded = 0;
+  bool cancelled = false;
+};
+
+struct OperationEntry {
+  int calls = 0;
+  OperationOutcome outcome;
+};
+
+// Runs callbacks after a delay on one thread; the stub's latency knob.
+class Delayer {
+public:
+  Delayer() : thread_([this] { run(); }) {}
+  ~Delayer() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) {
+    std::lock_guard lock(mutex_);
+    queue_.emplace(Clock::now() + delay, std::move(fn));
+    wake_.notify_one();
+  }
+
+private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_ || !queue_.empty()) {
+      if (queue_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      auto next = queue_.begin()->first;
+      if (Clock::now() < next && !stopping_) {
+        wake_.wait_until(lock, next);
+        continue;
+      }
+      auto fn = std::move(queue_.begin()->second);
+      queue_.erase(queue_.begin());
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::multimap<Clock::time_point, std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+struct StubAcquirer::Impl {
+  StubOptions options;
+  mutable std::mutex mutex;
+  std::map<std::string, AuthEntry> authorizations;
+  std::map<std::string, OperationEntry> operations[3];
+  std::unique_ptr<Delayer> delayer;
+
+  template <class T>
+  void answer(Callback<T>& done, T value) {
+    if (options.latency.count() == 0) {
+      return done(Result<T>(std::move(value)));
+    }
+    delayer->after(options.latency, [done = std::move(done), v = std::move(value)]() mutable {
+      done(Result<T>(std::move(v)));
+    });
+  }
+
+  // Settles a pending authorization whose time has come. Caller holds the mutex.
+  static void resolve(AuthEntry& e) {
+    if (e.result.status == AuthorizationStatus::kPending && Clock::now() >= e.resolves_at) {
+      e.result.status = e.final_status;
+      e.result.code = e.final_status == AuthorizationStatus::kApproved ? "0000" : "51";
+      e.result.message = e.final_status == AuthorizationStatus::kApproved ? "approved" : "denied";
+      if (e.final_status == AuthorizationStatus::kApproved) {
+        e.result.authorization_id = derived_digits("auth", e.result.tid, 6);
+      }
+    }
+  }
+
+  AuthEntry decide(const AuthorizeCall& call) const {
+    AuthEntry e;
+    e.amount = call.amount;
+    e.result.tid = "T" + derived_id("tid", call.key, 15);
+    e.result.nsu = derived_digits("nsu", call.key, 8);
+    e.result.acquirer = "idempay-stub";
+    const std::string& n = call.card.number;
+    AuthorizationStatus outcome = AuthorizationStatus::kApproved;
+    if (n == "4444333322221112" || (!n.empty() && !is_valid_pan(n))) {
+      outcome = AuthorizationStatus::kDenied;
+    } else if (n == "4222222222222224" || n == "4222222222222225") {
+      e.result.status = AuthorizationStatus::kPending;
+      e.final_status = n.back() == '4' ? AuthorizationStatus::kApproved : AuthorizationStatus::kDenied;
+      e.resolves_at = Clock::now() + options.pending_delay;
+      e.result.code = "pending";
+      e.result.message = "awaiting confirmation";
+      return e;
+    }
+    e.result.status = outcome;
+    e.final_status = outcome;
+    e.resolves_at = Clock::now();
+    e.result.status = AuthorizationStatus::kPending;
+    resolve(e);
+    if (outcome == AuthorizationStatus::kDenied && !n.empty() && !is_valid_pan(n)) {
+      e.result.code = "14";
+      e.result.message = "invalid card number";
+    }
+    return e;
+  }
+
+  OperationOutcome execute(const OperationCall& call, AuthEntry* auth) {
+    OperationOutcome out;
+    out.amount = call.amount;
+    auto refuse = [&](std::string code, std::string message) {
+      out.succeeded = false;
+      out.amount = 0;
+      out.code = std::move(code);
+      out.message = std::move(message);
+      return out;
+    };
+    if (auth == nullptr) {
+      return refuse("unknown-authorization", "no authorization under that key");
+    }
+    resolve(*auth);
+    switch (call.kind) {
+      case ppp::OperationKind::kCancel:
+        if (auth->captured > 0 || auth->result.status == AuthorizationStatus::kDenied) {
+          return refuse("not-cancellable", "authorization is captured or denied");
+        }
+        auth->cancelled = true;
+        out.amount = auth->amount;
+        break;
+      case ppp::OperationKind::kSettle:
+        if (auth->cancelled || auth->result.status != AuthorizationStatus::kApproved ||
+            auth->captured + call.amount > auth->amount) {
+          return refuse("not-capturable", "amount exceeds what is authorized");
+        }
+        auth->captured += call.amount;
+        break;
+      case ppp::OperationKind::kRefund:
+        if (auth->refunded + call.amount > auth->captured) {
+          return refuse("not-refundable", "amount exceeds what is captured");
+        }
+        auth->refunded += call.amount;
+        break;
+    }
+    out.succeeded = true;
+    out.id = derived_id(ppp::to_string(call.kind), call.key, 16);
+    out.message = "ok";
+    return out;
+  }
+};
+
+StubAcquirer::StubAcquirer(StubOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->delayer = std::make_unique<Delayer>();
+}
+
+StubAcquirer::~StubAcquirer() = default;
+
+void StubAcquirer::authorize(AuthorizeCall call, Callback<Authorization> done) {
+  Authorization result;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto it = impl_->authorizations.find(call.key);
+    if (it == impl_->authorizations.end()) {
+      it = impl_->authorizations.emplace(call.key, impl_->decide(call)).first;
+    }
+    ++it->second.calls;
+    Impl::resolve(it->second);
+    result = it->second.result;
+  }
+  impl_->answer(done, std::move(result));
+}
+
+void StubAcquirer::operate(OperationCall call, Callback<OperationOutcome> done) {
+  OperationOutcome outcome;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto& entries = impl_->operations[static_cast<size_t>(call.kind)];
+    auto it = entries.find(call.key);
+    if (it == entries.end()) {
+      auto auth = impl_->authorizations.find(call.payment_key);
+      OperationEntry entry;
+      entry.outcome = impl_->execute(call, auth == impl_->authorizations.end() ? nullptr : &auth->second);
+      it = entries.emplace(call.key, std::move(entry)).first;
+    }
+    ++it->second.calls;
+    outcome = it->second.outcome;
+  }
+  impl_->answer(done, std::move(outcome));
+}
+
+void StubAcquirer::status(std::string key, Callback<std::optional<Authorization>> done) {
+  std::optional<Authorization> result;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = impl_->authorizations.find(key); it != impl_->authorizations.end()) {
+      Impl::resolve(it->second);
+      result = it->second.result;
+    }
+  }
+  impl_->answer(done, std::move(result));
+}
+
+std::string StubAcquirer::ledger_json() const {
+  std::lock_guard lock(impl_->mutex);
+  JsonWriter w;
+  w.begin_object().key("authorizations").begin_object();
+  for (auto& [key, e] : impl_->authorizations) {
+    Impl::resolve(e);
+    bool charged = e.result.status == AuthorizationStatus::kApproved;
+    w.key(key).begin_object();
+    w.key("calls").number(e.calls).key("charges").number(charged ? 1 : 0);
+    w.key("tid").string(e.result.tid).key("status").string(to_string(e.result.status));
+    w.key("amount").raw_number(format_amount(e.amount));
+    w.end_object();
+  }
+  w.end_object();
+  static constexpr std::string_view kNames[] = {"cancellations", "captures", "refunds"};
+  for (size_t kind = 0; kind < 3; ++kind) {
+    w.key(kNames[kind]).begin_object();
+    for (auto& [key, e] : impl_->operations[kind]) {
+      w.key(key).begin_object();
+      w.key("calls").number(e.calls).key("succeeded").boolean(e.outcome.succeeded);
+      w.key("id").string(e.outcome.id).key("amount").raw_number(format_amount(e.outcome.amount));
+      w.end_object();
+    }
+    w.end_object();
+  }
+  w.end_object();
+  return std::move(w).take();
+}
+
+}  // namespace idempay::acquirer

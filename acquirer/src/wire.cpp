@@ -1,0 +1,159 @@
+#include "wire.hpp"
+
+#include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/json_writer.hpp"
+
+namespace idempay::acquirer::wire {
+
+namespace {
+
+Result<Cents> cents_of(const JsonValue& v, std::string_view name) {
+  const JsonValue* f = v.find(name);
+  if (f == nullptr || f->type() != JsonValue::Type::kNumber) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(name) + " must be a number");
+  }
+  return parse_decimal_amount(f->text());
+}
+
+std::optional<AuthorizationStatus> status_of(std::string_view s) {
+  for (auto st : {AuthorizationStatus::kApproved, AuthorizationStatus::kDenied, AuthorizationStatus::kPending}) {
+    if (to_string(st) == s) {
+      return st;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ppp::OperationKind> kind_of(std::string_view s) {
+  for (auto k : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
+    if (ppp::to_string(k) == s) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string encode(const AuthorizeCall& c) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("key").string(c.key).key("amount").raw_number(format_amount(c.amount));
+  w.key("currency").string(c.currency).key("paymentMethod").string(c.payment_method);
+  w.key("card").begin_object();
+  w.key("number").string(c.card.number).key("holder").string(c.card.holder);
+  w.key("csc").string(c.card.csc).key("expirationMonth").string(c.card.expiration_month);
+  w.key("expirationYear").string(c.card.expiration_year);
+  w.end_object();
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string encode(const OperationCall& c) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("kind").string(ppp::to_string(c.kind)).key("key").string(c.key);
+  w.key("paymentKey").string(c.payment_key).key("tid").string(c.tid);
+  w.key("amount").raw_number(format_amount(c.amount));
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string encode(const Authorization& a) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("status").string(to_string(a.status)).key("tid").string(a.tid).key("nsu").string(a.nsu);
+  w.key("authorizationId").string(a.authorization_id).key("acquirer").string(a.acquirer);
+  w.key("code").string(a.code).key("message").string(a.message);
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string encode(const OperationOutcome& o) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("succeeded").boolean(o.succeeded).key("id").string(o.id);
+  w.key("amount").raw_number(format_amount(o.amount));
+  w.key("code").string(o.code).key("message").string(o.message);
+  w.end_object();
+  return std::move(w).take();
+}
+
+Result<AuthorizeCall> decode_authorize_call(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  AuthorizeCall c;
+  c.key = doc->string_or("key");
+  auto amount = cents_of(*doc, "amount");
+  if (!amount || c.key.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "authorize needs key and amount");
+  }
+  c.amount = *amount;
+  c.currency = doc->string_or("currency");
+  c.payment_method = doc->string_or("paymentMethod");
+  if (const JsonValue* card = doc->find("card"); card != nullptr) {
+    c.card.number = card->string_or("number");
+    c.card.holder = card->string_or("holder");
+    c.card.csc = card->string_or("csc");
+    c.card.expiration_month = card->string_or("expirationMonth");
+    c.card.expiration_year = card->string_or("expirationYear");
+  }
+  return c;
+}
+
+Result<OperationCall> decode_operation_call(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  OperationCall c;
+  auto kind = kind_of(doc->string_or("kind"));
+  auto amount = cents_of(*doc, "amount");
+  c.key = doc->string_or("key");
+  if (!kind || !amount || c.key.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "operation needs kind, key and amount");
+  }
+  c.kind = *kind;
+  c.amount = *amount;
+  c.payment_key = doc->string_or("paymentKey");
+  c.tid = doc->string_or("tid");
+  return c;
+}
+
+Result<Authorization> decode_authorization(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  auto status = status_of(doc->string_or("status"));
+  if (!status) {
+    return make_error(ErrorCode::kUnavailable, "acquirer answered an unknown status");
+  }
+  Authorization a;
+  a.status = *status;
+  a.tid = doc->string_or("tid");
+  a.nsu = doc->string_or("nsu");
+  a.authorization_id = doc->string_or("authorizationId");
+  a.acquirer = doc->string_or("acquirer");
+  a.code = doc->string_or("code");
+  a.message = doc->string_or("message");
+  return a;
+}
+
+Result<OperationOutcome> decode_operation_outcome(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  OperationOutcome o;
+  o.succeeded = doc->bool_or("succeeded");
+  o.id = doc->string_or("id");
+  o.amount = cents_of(*doc, "amount").value_or(0);
+  o.code = doc->string_or("code");
+  o.message = doc->string_or("message");
+  return o;
+}
+
+}  // namespace idempay::acquirer::wire

@@ -1,0 +1,78 @@
+#pragma once
+// Atoms and message types shared by the router and the payment actors (local only).
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include <caf/all.hpp>
+
+#include "idempay/actors/payment_service.hpp"
+
+namespace idempay::actors {
+
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using operate_atom = caf::atom_constant<caf::atom("operate")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using idle_atom = caf::atom_constant<caf::atom("idle")>;
+using retire_atom = caf::atom_constant<caf::atom("retire")>;
+using count_atom = caf::atom_constant<caf::atom("count")>;
+
+/// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
+/// `deliver` wins, and if no copy ever delivers, the caller gets 503.
+class ReplySink {
+public:
+  ReplySink() = default;
+  explicit ReplySink(ReplyFn fn) : state_(std::make_shared<State>(std::move(fn))) {}
+  void deliver(Reply reply) const {
+    if (state_ && !state_->done.exchange(true)) {
+      state_->fn(std::move(reply));
+    }
+  }
+
+private:
+  struct State {
+    explicit State(ReplyFn f) : fn(std::move(f)) {}
+    ~State() {
+      if (!done.exchange(true)) {
+        fn(Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine stopped; retry"})"});
+      }
+    }
+    ReplyFn fn;
+    std::atomic<bool> done{false};
+  };
+  std::shared_ptr<State> state_;
+};
+
+struct CreateCommand {
+  ppp::CreatePaymentRequest request;
+  ReplySink sink;
+};
+
+struct OperateCommand {
+  ppp::OperationRequest request;
+  ReplySink sink;
+};
+
+/// A step to run inside the actor, posted back by a storage or acquirer callback.
+struct Continuation {
+  std::function<void()> run;
+};
+
+/// What every payment actor needs; owned by the service, outlives all actors.
+struct ActorContext {
+  storage::Store* store = nullptr;
+  acquirer::Acquirer* acquirer = nullptr;
+  std::string fingerprint_key;
+  std::chrono::milliseconds idle_timeout{30'000};
+};
+
+caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* context);
+caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context,
+                            caf::actor router, std::string payment_id);
+
+}  // namespace idempay::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::CreateCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OperateCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::Continuation)

@@ -1,0 +1,472 @@
+// One actor per paymentId serialises everything that happens to that payment. Each request
+// runs as a chain of steps; a step that waits (a storage commit, an acquirer call) resumes
+// through a Continuation message, so no worker thread ever blocks and other messages keep
+// flowing: replays are answered at once, overlapping creates join the call in flight, and
+// other mutations wait their turn in `deferred_`.
+#include <deque>
+
+#include <spdlog/spdlog.h>
+
+#include "idempay/protocol/json_writer.hpp"
+#include "messages.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+namespace {
+
+using storage::Keyspace;
+using Clock = std::chrono::steady_clock;
+
+Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
+  return Reply{status, ppp::write_error(code, message)};
+}
+
+Reply error_reply(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kNotFound: return error_reply(404, to_string(e.code), e.message);
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kConflict:
+    case ErrorCode::kIllegalState: return error_reply(400, to_string(e.code), e.message);
+    case ErrorCode::kUnavailable: return error_reply(503, to_string(e.code), e.message);
+    default: return error_reply(500, to_string(e.code), e.message);
+  }
+}
+
+class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
+public:
+  PaymentActor(caf::event_based_actor* self, const ActorContext* context, caf::actor router,
+               std::string payment_id)
+      : self_(self), ctx_(*context), router_(std::move(router)), id_(std::move(payment_id)) {}
+
+  caf::behavior behavior() {
+    auto me = shared_from_this();
+    return {
+        [me](create_atom, CreateCommand& cmd) {
+          me->on_routed();
+          me->on_create(std::move(cmd));
+        },
+        [me](operate_atom, OperateCommand& cmd) {
+          me->on_routed();
+          me->on_operate(std::move(cmd));
+        },
+        [me](resume_atom, Continuation& step) { step.run(); },
+        [me](idle_atom) { me->on_idle(); },
+    };
+  }
+
+private:
+  // -- plumbing ----------------------------------------------------------------------------
+
+  // Wraps `fn` so that, called from any thread, it runs later inside this actor.
+  template <class T>
+  std::function<void(T)> in_actor(std::function<void(T)> fn) {
+    caf::actor hdl = caf::actor_cast<caf::actor>(self_);
+    return [hdl, fn = std::move(fn)](T value) {
+      caf::anon_send(hdl, resume_atom::value,
+                     Continuation{[fn, v = std::make_shared<T>(std::move(value))] { fn(std::move(*v)); }});
+    };
+  }
+
+  void on_routed() {
+    ++handled_;
+    last_active_ = Clock::now();
+    if (!idle_armed_) {
+      idle_armed_ = true;
+      self_->delayed_send(self_, ctx_.idle_timeout, idle_atom::value);
+    }
+  }
+
+  // Retire only when nothing is in flight and the router agrees that every message it
+  // forwarded has been handled.
+  void on_idle() {
+    auto idle_for = Clock::now() - last_active_;
+    if (busy_ || !deferred_.empty() || idle_for < ctx_.idle_timeout) {
+      auto wait = busy_ ? ctx_.idle_timeout
+                        : std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.idle_timeout - idle_for);
+      self_->delayed_send(self_, std::max(wait, std::chrono::milliseconds(1)), idle_atom::value);
+      return;
+    }
+    idle_armed_ = false;
+    auto me = shared_from_this();
+    // caf::infinite: the router always answers, and a finite timeout would keep every
+    // retired actor alive in CAF's clock until it fired.
+    self_->request(router_, caf::infinite, retire_atom::value, id_, handled_)
+        .then([me](bool allowed) {
+          if (allowed) {
+            me->self_->quit();
+          } else if (!me->idle_armed_) {
+            me->idle_armed_ = true;
+            me->self_->delayed_send(me->self_, me->ctx_.idle_timeout, idle_atom::value);
+          }
+        });
+  }
+
+  // Loads the payment record on first use. False (and the sink answered) on a read failure.
+  bool ensure_loaded(const ReplySink& sink) {
+    if (loaded_) {
+      return true;
+    }
+    auto got = ctx_.store->get(Keyspace::kPayments, id_);
+    if (!got) {
+      sink.deliver(error_reply(got.error()));
+      return false;
+    }
+    record_.reset();
+    etag_ = 0;
+    if (*got) {
+      auto decoded = decode_payment((*got)->value);
+      if (!decoded) {
+        spdlog::error("payment {}: stored record unreadable: {}", id_, decoded.error().message);
+        sink.deliver(error_reply(decoded.error()));
+        return false;
+      }
+      record_ = std::move(*decoded);
+      etag_ = (*got)->etag;
+    }
+    loaded_ = true;
+    return true;
+  }
+
+  // Ends the current mutation and starts the next deferred one, if any.
+  void finish() {
+    busy_ = false;
+    create_waiters_.clear();
+    op_waiters_.clear();
+    inflight_request_id_.clear();
+    while (!busy_ && !deferred_.empty()) {
+      auto next = std::move(deferred_.front());
+      deferred_.pop_front();
+      next();
+    }
+  }
+
+  void reply_all(std::vector<ReplySink>& sinks, const Reply& reply) {
+    for (auto& s : sinks) {
+      s.deliver(reply);
+    }
+  }
+
+  // A commit failed: answer with a retryable error and forget the cached record, which may
+  // no longer match the store.
+  void abandon(std::vector<ReplySink>& sinks, const Error& e) {
+    spdlog::warn("payment {}: {}", id_, e.message);
+    reply_all(sinks, error_reply(e.code == ErrorCode::kConflict ? Error{ErrorCode::kUnavailable, "concurrent update; retry"} : e));
+    loaded_ = false;
+    finish();
+  }
+
+  // -- Create Payment ----------------------------------------------------------------------
+
+  void on_create(CreateCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    std::string fingerprint = ppp::payment_fingerprint(ctx_.fingerprint_key, cmd.request);
+    if (record_ && record_->fingerprint != fingerprint) {
+      return cmd.sink.deliver(error_reply(400, "payment-conflict",
+                                          "paymentId " + id_ + " was already used for a different payment"));
+    }
+    if (busy_ && !create_waiters_.empty()) {
+      if (fingerprint != inflight_fingerprint_) {
+        return cmd.sink.deliver(error_reply(400, "payment-conflict",
+                                            "paymentId " + id_ + " is in use by a different payment"));
+      }
+      create_waiters_.push_back(std::move(cmd.sink));  // coalesce onto the call in flight
+      return;
+    }
+    if (record_ && record_->state != PaymentState::kProcessing) {
+      return cmd.sink.deliver(Reply{200, record_->response});  // same question, same answer
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
+      return;
+    }
+    busy_ = true;
+    inflight_fingerprint_ = fingerprint;
+    create_waiters_.push_back(cmd.sink);
+    if (record_) {
+      return reconcile(std::move(cmd.request));
+    }
+    write_intent(std::move(cmd.request), std::move(fingerprint));
+  }
+
+  // Persists the intent before the acquirer hears of the payment (put-if-absent).
+  void write_intent(ppp::CreatePaymentRequest request, std::string fingerprint) {
+    PaymentRecord r;
+    r.state = PaymentState::kProcessing;
+    r.amounts.authorized = request.value;
+    r.currency = request.currency;
+    r.payment_method = request.payment_method;
+    r.order_id = request.order_id;
+    r.reference = request.reference;
+    r.transaction_id = request.transaction_id;
+    r.merchant = request.merchant_name;
+    r.fingerprint = std::move(fingerprint);
+    r.callback_url = request.callback_url;
+    r.card = request.card_summary;
+    r.created_at = r.updated_at = now_unix_ms();
+    storage::Batch batch{{Keyspace::kPayments, id_, encode(r), 0}};
+    auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
+    ctx_.store->commit(std::move(batch),
+                       in_actor<storage::CommitResult>([me = shared_from_this(), r, req](storage::CommitResult res) {
+                         if (!res) {
+                           return me->abandon(me->create_waiters_, res.error());
+                         }
+                         me->record_ = r;
+                         me->etag_ = res->front();
+                         me->call_authorize(std::move(*req));
+                       }));
+  }
+
+  // A record left `processing` (crash, acquirer failure): ask the acquirer what it did under
+  // this key; authorize (same key, so at most one charge) only if it never saw the payment.
+  void reconcile(ppp::CreatePaymentRequest request) {
+    auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
+    ctx_.acquirer->status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
+                                   [me = shared_from_this(), req](Result<std::optional<acquirer::Authorization>> r) {
+                                     if (!r) {
+                                       return me->on_authorized(tl::unexpected(r.error()));
+                                     }
+                                     if (*r) {
+                                       return me->on_authorized(std::move(**r));
+                                     }
+                                     me->call_authorize(std::move(*req));
+                                   }));
+  }
+
+  void call_authorize(ppp::CreatePaymentRequest request) {
+    acquirer::AuthorizeCall call;
+    call.key = id_;
+    call.amount = request.value;
+    call.currency = request.currency;
+    call.payment_method = request.payment_method;
+    call.card = std::move(request.card);  // card data lives only in this call
+    ctx_.acquirer->authorize(std::move(call), in_actor<Result<acquirer::Authorization>>(
+                                                  [me = shared_from_this()](Result<acquirer::Authorization> r) {
+                                                    me->on_authorized(std::move(r));
+                                                  }));
+  }
+
+  void on_authorized(Result<acquirer::Authorization> result) {
+    if (!result) {
+      // Outcome unknown or call failed: the record stays `processing`; the gateway's retry
+      // reconciles through the acquirer's status call under the same key.
+      spdlog::warn("payment {}: acquirer call failed: {}", id_, result.error().message);
+      reply_all(create_waiters_, error_reply(500, "acquirer-unavailable",
+                                             "the acquirer did not answer; retry the same request"));
+      return finish();
+    }
+    PaymentRecord updated = *record_;
+    const auto& a = *result;
+    updated.state = a.status == acquirer::AuthorizationStatus::kApproved ? PaymentState::kApproved
+                    : a.status == acquirer::AuthorizationStatus::kDenied ? PaymentState::kDenied
+                                                                          : PaymentState::kUndefined;
+    updated.tid = a.tid;
+    updated.nsu = a.nsu;
+    updated.authorization_id = a.authorization_id;
+    updated.acquirer = a.acquirer;
+    ppp::CreatePaymentResponse response;
+    response.payment_id = id_;
+    response.status = std::string(create_payment_status(updated.state));
+    response.authorization_id = updated.state == PaymentState::kApproved ? a.authorization_id : "";
+    response.tid = a.tid;
+    response.nsu = a.nsu;
+    response.acquirer = a.acquirer;
+    response.code = a.code;
+    response.message = a.message;
+    updated.response = ppp::write_create_payment_response(response);
+    updated.updated_at = now_unix_ms();
+    storage::Batch batch{{Keyspace::kPayments, id_, encode(updated), etag_}};
+    ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
+                                             [me = shared_from_this(), updated](storage::CommitResult res) {
+                                               if (!res) {
+                                                 return me->abandon(me->create_waiters_, res.error());
+                                               }
+                                               me->record_ = updated;
+                                               me->etag_ = res->front();
+                                               me->reply_all(me->create_waiters_, Reply{200, updated.response});
+                                               me->finish();
+                                             }));
+  }
+
+  // -- cancel / settle / refund ------------------------------------------------------------
+
+  void on_operate(OperateCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    const auto& req = cmd.request;
+    std::string fingerprint = ppp::operation_fingerprint(ctx_.fingerprint_key, req);
+    if (busy_ && inflight_request_id_ == req.request_id) {
+      if (fingerprint != inflight_fingerprint_) {
+        return cmd.sink.deliver(request_conflict(req));
+      }
+      op_waiters_.push_back(std::move(cmd.sink));
+      return;
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_operate(std::move(cmd)); });
+      return;
+    }
+    auto stored = ctx_.store->get(Keyspace::kOperations, req.request_id);
+    if (!stored) {
+      return cmd.sink.deliver(error_reply(stored.error()));
+    }
+    std::optional<OperationRecord> existing;
+    if (*stored) {
+      auto decoded = decode_operation((*stored)->value);
+      if (!decoded) {
+        return cmd.sink.deliver(error_reply(decoded.error()));
+      }
+      existing = std::move(*decoded);
+      if (existing->payment_id != id_ || existing->fingerprint != fingerprint) {
+        return cmd.sink.deliver(request_conflict(req));
+      }
+      if (existing->phase == OperationPhase::kDone) {
+        return cmd.sink.deliver(Reply{existing->http_status, existing->response});  // G2
+      }
+    }
+    if (!existing) {
+      if (auto s = validate(req); !s) {
+        return cmd.sink.deliver(error_reply(s.error()));
+      }
+    }
+    busy_ = true;
+    inflight_request_id_ = req.request_id;
+    inflight_fingerprint_ = fingerprint;
+    op_waiters_.push_back(cmd.sink);
+    if (existing) {
+      // Intent written by an earlier attempt that never finished: the acquirer call is
+      // idempotent on requestId, so calling again cannot act twice.
+      return call_operation(std::move(cmd.request), *existing, (*stored)->etag);
+    }
+    write_operation_intent(std::move(cmd.request), std::move(fingerprint));
+  }
+
+  Reply request_conflict(const ppp::OperationRequest& req) const {
+    return error_reply(400, "request-conflict",
+                       "requestId " + req.request_id + " was already used for a different operation");
+  }
+
+  Status validate(const ppp::OperationRequest& req) const {
+    if (!record_) {
+      return make_error(ErrorCode::kNotFound, "unknown payment " + id_);
+    }
+    switch (req.kind) {
+      case ppp::OperationKind::kCancel: return check_cancel(record_->state);
+      case ppp::OperationKind::kSettle: return check_settle(record_->state, record_->amounts, req.value);
+      case ppp::OperationKind::kRefund: return check_refund(record_->state, record_->amounts, req.value);
+    }
+    return make_error(ErrorCode::kInternal, "unknown operation");
+  }
+
+  void write_operation_intent(ppp::OperationRequest req, std::string fingerprint) {
+    OperationRecord op;
+    op.kind = req.kind;
+    op.payment_id = id_;
+    op.fingerprint = std::move(fingerprint);
+    op.amount = req.kind == ppp::OperationKind::kCancel ? record_->amounts.authorized : req.value;
+    op.updated_at = now_unix_ms();
+    storage::Batch batch{{Keyspace::kOperations, req.request_id, encode(op), 0}};
+    ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
+                                             [me = shared_from_this(), req, op](storage::CommitResult res) {
+                                               if (!res) {
+                                                 return me->abandon(me->op_waiters_, res.error());
+                                               }
+                                               me->call_operation(req, op, res->front());
+                                             }));
+  }
+
+  void call_operation(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag) {
+    acquirer::OperationCall call{req.kind, req.request_id, id_, record_ ? record_->tid : "", op.amount};
+    ctx_.acquirer->operate(std::move(call), in_actor<Result<acquirer::OperationOutcome>>(
+                                                [me = shared_from_this(), req, op, op_etag](
+                                                    Result<acquirer::OperationOutcome> r) mutable {
+                                                  me->on_operation_result(std::move(req), std::move(op), op_etag, std::move(r));
+                                                }));
+  }
+
+  void on_operation_result(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag,
+                           Result<acquirer::OperationOutcome> result) {
+    if (!result) {
+      // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
+      spdlog::warn("payment {}: acquirer {} failed: {}", id_, ppp::to_string(req.kind), result.error().message);
+      reply_all(op_waiters_, error_reply(500, "acquirer-unavailable",
+                                         "the acquirer did not answer; retry the same request"));
+      return finish();
+    }
+    const auto& outcome = *result;
+    ppp::OperationResponse response{req.kind, id_, req.request_id, outcome.succeeded ? outcome.id : "",
+                                    outcome.succeeded ? outcome.amount : 0, outcome.succeeded ? "" : outcome.code,
+                                    outcome.message};
+    op.phase = OperationPhase::kDone;
+    op.http_status = outcome.succeeded ? 200 : 500;
+    op.response = ppp::write_operation_response(response);
+    op.updated_at = now_unix_ms();
+    storage::Batch batch{{Keyspace::kOperations, req.request_id, encode(op), op_etag}};
+    std::optional<PaymentRecord> updated;
+    if (outcome.succeeded && record_) {
+      updated = apply(*record_, req.kind, outcome.amount);
+      batch.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
+    }
+    ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
+                                             [me = shared_from_this(), op, updated](storage::CommitResult res) {
+                                               if (!res) {
+                                                 return me->abandon(me->op_waiters_, res.error());
+                                               }
+                                               if (updated) {
+                                                 me->record_ = *updated;
+                                                 me->etag_ = res->back();
+                                               }
+                                               me->reply_all(me->op_waiters_, Reply{op.http_status, op.response});
+                                               me->finish();
+                                             }));
+  }
+
+  static PaymentRecord apply(PaymentRecord r, ppp::OperationKind kind, Cents amount) {
+    switch (kind) {
+      case ppp::OperationKind::kCancel: r.state = PaymentState::kCancelled; break;
+      case ppp::OperationKind::kSettle:
+        r.state = PaymentState::kSettled;
+        r.amounts.settled += amount;
+        break;
+      case ppp::OperationKind::kRefund:
+        r.state = PaymentState::kRefunded;
+        r.amounts.refunded += amount;
+        break;
+    }
+    r.updated_at = now_unix_ms();
+    return r;
+  }
+
+  caf::event_based_actor* self_;
+  const ActorContext& ctx_;
+  caf::actor router_;
+  std::string id_;
+
+  bool loaded_ = false;
+  std::optional<PaymentRecord> record_;
+  uint64_t etag_ = 0;
+
+  bool busy_ = false;
+  std::vector<ReplySink> create_waiters_;
+  std::vector<ReplySink> op_waiters_;
+  std::string inflight_request_id_;
+  std::string inflight_fingerprint_;
+  std::deque<std::function<void()>> deferred_;
+
+  uint64_t handled_ = 0;
+  Clock::time_point last_active_ = Clock::now();
+  bool idle_armed_ = false;
+};
+
+}  // namespace
+
+caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context,
+                            caf::actor router, std::string payment_id) {
+  auto actor = std::make_shared<PaymentActor>(self, context, std::move(router), std::move(payment_id));
+  return actor->behavior();
+}
+
+}  // namespace idempay::actors

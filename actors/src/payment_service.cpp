@@ -1,0 +1,92 @@
+#include "idempay/actors/payment_service.hpp"
+
+#include "idempay/protocol/crypto.hpp"
+#include "messages.hpp"
+
+namespace idempay::actors {
+
+namespace {
+constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
+}  // namespace
+
+struct PaymentService::Impl {
+  storage::Store& store;
+  acquirer::Acquirer& acquirer;
+  ServiceOptions options;
+  ActorContext context;
+  std::unique_ptr<caf::actor_system_config> config;
+  std::unique_ptr<caf::actor_system> system;
+  caf::actor router;
+
+  Impl(storage::Store& s, acquirer::Acquirer& a, ServiceOptions o)
+      : store(s), acquirer(a), options(o) {}
+
+  // The HMAC key for request fingerprints: random, created once, kept in the store so that
+  // fingerprints survive restarts.
+  Result<std::string> fingerprint_key() {
+    auto got = store.get(storage::Keyspace::kMeta, kFingerprintKeyName);
+    if (!got) {
+      return tl::unexpected(got.error());
+    }
+    if (*got) {
+      return (*got)->value;
+    }
+    std::string key = crypto::random_bytes(32);
+    auto put = store.commit_and_wait({{storage::Keyspace::kMeta, std::string(kFingerprintKeyName), key, 0}});
+    if (!put && put.error().code == ErrorCode::kConflict) {
+      return fingerprint_key();
+    }
+    if (!put) {
+      return tl::unexpected(put.error());
+    }
+    return key;
+  }
+};
+
+PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquirer,
+                               ServiceOptions options)
+    : impl_(std::make_unique<Impl>(store, acquirer, options)) {}
+
+PaymentService::~PaymentService() { shutdown(); }
+
+Status PaymentService::start() {
+  auto key = impl_->fingerprint_key();
+  if (!key) {
+    return tl::unexpected(key.error());
+  }
+  impl_->context = ActorContext{&impl_->store, &impl_->acquirer, std::move(*key), impl_->options.idle_timeout};
+  impl_->config = std::make_unique<caf::actor_system_config>();
+  if (impl_->options.workers > 0) {
+    impl_->config->set("scheduler.max-threads", static_cast<size_t>(impl_->options.workers));
+  }
+  impl_->system = std::make_unique<caf::actor_system>(*impl_->config);
+  impl_->router = impl_->system->spawn(router_actor, &impl_->context);
+  return {};
+}
+
+void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
+  caf::anon_send(impl_->router, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
+}
+
+void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
+  caf::anon_send(impl_->router, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
+}
+
+size_t PaymentService::live_actors() {
+  caf::scoped_actor self{*impl_->system};
+  uint64_t count = 0;
+  self->request(impl_->router, std::chrono::seconds(10), count_atom::value)
+      .receive([&](uint64_t n) { count = n; }, [](caf::error&) {});
+  return count;
+}
+
+void PaymentService::shutdown() {
+  if (!impl_->system || !impl_->router) {
+    return;
+  }
+  caf::anon_send_exit(impl_->router, caf::exit_reason::user_shutdown);
+  impl_->router = nullptr;
+  impl_->system->await_all_actors_done();
+}
+
+}  // namespace idempay::actors

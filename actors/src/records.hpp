@@ -1,0 +1,55 @@
+#pragma once
+// The stored forms of a payment and of an operation. JSON, so that an operator can read a
+// dumped record; never any card secret (G6).
+#include <string>
+
+#include "idempay/protocol/card.hpp"
+#include "idempay/protocol/error.hpp"
+#include "idempay/protocol/ppp.hpp"
+#include "idempay/protocol/state_machine.hpp"
+
+namespace idempay::actors {
+
+struct PaymentRecord {
+  PaymentState state = PaymentState::kProcessing;
+  Amounts amounts;
+  std::string currency;
+  std::string payment_method;
+  std::string order_id;
+  std::string reference;
+  std::string transaction_id;
+  std::string merchant;
+  std::string fingerprint;
+  std::string callback_url;
+  CardSummary card;
+  std::string tid;
+  std::string nsu;
+  std::string authorization_id;
+  std::string acquirer;
+  std::string response;  ///< the Create Payment answer for the current state, byte for byte
+  int64_t created_at = 0;  ///< Unix ms
+  int64_t updated_at = 0;
+};
+
+std::string encode(const PaymentRecord& r);
+Result<PaymentRecord> decode_payment(std::string_view json);
+
+enum class OperationPhase : uint8_t { kProcessing, kDone };
+
+struct OperationRecord {
+  ppp::OperationKind kind = ppp::OperationKind::kCancel;
+  OperationPhase phase = OperationPhase::kProcessing;
+  std::string payment_id;
+  std::string fingerprint;
+  Cents amount = 0;
+  unsigned http_status = 0;
+  std::string response;  ///< the stored answer, byte for byte, once done
+  int64_t updated_at = 0;
+};
+
+std::string encode(const OperationRecord& r);
+Result<OperationRecord> decode_operation(std::string_view json);
+
+int64_t now_unix_ms();
+
+}  // namespace idempay::actors

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace idempay::app {
+
+/// Options of `idempay serve` (see docs/configuration.md); defaults work out of the box.
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir = "./data";
+  std::string store;  ///< "rocksdb:DIR"; empty = rocksdb under data_dir
+  std::string acquirer = "stub";
+  int64_t acquirer_timeout_ms = 10'000;
+  int64_t stub_latency_ms = 0;
+  std::string credentials;
+  bool callback_allow_private = false;
+  int64_t idle_timeout_ms = 30'000;
+  int io_threads = 2;
+  int workers = 0;
+  int64_t drain_timeout_ms = 10'000;
+  std::string log_format = "text";
+  std::string log_level = "info";
+};
+
+/// Runs the connector until SIGTERM/SIGINT; returns the process exit code.
+int run_serve(const ServeConfig& config);
+
+struct StubConfig {
+  std::string listen = "127.0.0.1:9090";
+  int64_t latency_ms = 0;
+  int64_t pending_delay_ms = 2'000;
+};
+
+/// Runs the acquirer stub server until SIGTERM/SIGINT.
+int run_acquirer_stub(const StubConfig& config);
+
+/// Blocks SIGINT/SIGTERM in the calling thread (and every thread started after) and returns
+/// once one arrives. Call `block_termination_signals` before starting any thread.
+void block_termination_signals();
+int wait_for_termination_signal();
+
+/// Splits "host:port"; false if malformed.
+bool split_host_port(const std::string& listen, std::string& host, uint16_t& port);
+
+/// Configures spdlog: "text" or "json" lines on stderr.
+void configure_logging(const std::string& format, const std::string& level);
+
+}  // namespace idempay::app

@@ -1,0 +1,62 @@
+// idempay: the payment connector (`serve`), its acquirer stub (`acquirer-stub`).
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace idempay::app;
+  // Before any thread exists, so that every thread inherits the mask and only the main
+  // thread's sigwait sees SIGINT/SIGTERM.
+  block_termination_signals();
+
+  CLI::App app{"idempay: exactly-once payment connector for the VTEX Payment Provider Protocol"};
+  app.require_subcommand(1);
+  app.set_config("--config", "", "read options from a TOML/INI file");
+  std::string log_format = "text";
+  std::string log_level = "info";
+  app.add_option("--log-format", log_format, "text or json")->envname("IDEMPAY_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")->envname("IDEMPAY_LOG_LEVEL");
+
+  ServeConfig serve;
+  auto* s = app.add_subcommand("serve", "run the connector");
+  s->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0 = any free port)")
+      ->envname("IDEMPAY_LISTEN")->capture_default_str();
+  s->add_option("--data-dir", serve.data_dir, "directory for the RocksDB store")
+      ->envname("IDEMPAY_DATA_DIR")->capture_default_str();
+  s->add_option("--store", serve.store, "store URI: rocksdb:DIR (default: DATA_DIR/rocksdb)")
+      ->envname("IDEMPAY_STORE");
+  s->add_option("--acquirer", serve.acquirer, "'stub' (in-process) or the URL of an acquirer")
+      ->envname("IDEMPAY_ACQUIRER")->capture_default_str();
+  s->add_option("--acquirer-timeout-ms", serve.acquirer_timeout_ms, "deadline of one acquirer call")
+      ->envname("IDEMPAY_ACQUIRER_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--stub-latency-ms", serve.stub_latency_ms, "latency of the in-process stub")
+      ->envname("IDEMPAY_STUB_LATENCY_MS")->capture_default_str();
+  s->add_option("--credentials", serve.credentials, "merchant AppKey/AppToken JSON file")
+      ->envname("IDEMPAY_CREDENTIALS");
+  s->add_flag("--callback-allow-private", serve.callback_allow_private,
+              "allow callbacks to private addresses (local testing only)")
+      ->envname("IDEMPAY_CALLBACK_ALLOW_PRIVATE");
+  s->add_option("--idle-timeout-ms", serve.idle_timeout_ms, "passivate a payment actor after this idle time")
+      ->envname("IDEMPAY_IDLE_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--io-threads", serve.io_threads, "HTTP I/O threads")->envname("IDEMPAY_IO_THREADS")
+      ->capture_default_str();
+  s->add_option("--workers", serve.workers, "actor worker threads (0 = CAF default)")
+      ->envname("IDEMPAY_WORKERS")->capture_default_str();
+  s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
+      ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
+
+  StubConfig stub;
+  auto* st = app.add_subcommand("acquirer-stub", "run the deterministic acquirer stub as an HTTP server");
+  st->add_option("--listen", stub.listen, "HOST:PORT to listen on")->capture_default_str();
+  st->add_option("--latency-ms", stub.latency_ms, "added to every answer")->capture_default_str();
+  st->add_option("--pending-delay-ms", stub.pending_delay_ms, "how long async cards stay pending")
+      ->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  configure_logging(log_format, log_level);
+  if (s->parsed()) {
+    return run_serve(serve);
+  }
+  return run_acquirer_stub(stub);
+}

@@ -1,0 +1,125 @@
+#include "ppp_handler.hpp"
+
+#include <algorithm>
+
+#include "idempay/protocol/json_writer.hpp"
+
+namespace idempay::app {
+
+namespace {
+
+http::Response ppp_error(unsigned status, std::string_view code, std::string_view message) {
+  return http::Response(status, ppp::write_error(code, message));
+}
+
+// RFC 7807 answer for requests outside the protocol's routes.
+http::Response problem(unsigned status, std::string_view title, std::string_view detail) {
+  JsonWriter w;
+  w.begin_object().key("type").string("about:blank").key("title").string(title);
+  w.key("status").number(status).key("detail").string(detail).end_object();
+  return http::Response(status, std::move(w).take(), "application/problem+json");
+}
+
+http::Response method_not_allowed(std::string_view allow) {
+  auto r = problem(405, "Method Not Allowed", "this route accepts " + std::string(allow));
+  r.headers.push_back({"allow", std::string(allow)});
+  return r;
+}
+
+std::string build_manifest() {
+  JsonWriter w;
+  w.begin_object().key("paymentMethods").begin_array();
+  for (const auto& name : PppHandler::payment_methods()) {
+    w.begin_object().key("name").string(name).key("allowsSplit").string("disabled").end_object();
+  }
+  w.end_array().end_object();
+  return std::move(w).take();
+}
+
+std::string build_payment_methods() {
+  JsonWriter w;
+  w.begin_object().key("paymentMethods").begin_array();
+  for (const auto& name : PppHandler::payment_methods()) {
+    w.string(name);
+  }
+  w.end_array().end_object();
+  return std::move(w).take();
+}
+
+actors::ReplyFn to_responder(const http::Responder& respond) {
+  return [respond](actors::Reply reply) { respond(http::Response(reply.status, std::move(reply.body))); };
+}
+
+}  // namespace
+
+const std::vector<std::string>& PppHandler::payment_methods() {
+  static const std::vector<std::string> kMethods = {
+      "Visa", "Mastercard", "American Express", "Diners", "Elo", "Hipercard", "Discover", "JCB"};
+  return kMethods;
+}
+
+PppHandler::PppHandler(actors::PaymentService& service)
+    : service_(service), manifest_(build_manifest()), payment_methods_(build_payment_methods()) {}
+
+void PppHandler::handle(http::Request request, http::Responder respond) {
+  const std::string_view path = request.path;
+  const bool is_get = request.method == "GET";
+  const bool is_post = request.method == "POST";
+  if (path == "/manifest") {
+    return respond(is_get ? http::Response(200, manifest_) : method_not_allowed("GET"));
+  }
+  if (path == "/payment-methods") {
+    return respond(is_get ? http::Response(200, payment_methods_) : method_not_allowed("GET"));
+  }
+  if (path == "/payments") {
+    return is_post ? create_payment(request, respond) : respond(method_not_allowed("POST"));
+  }
+  // /payments/{paymentId}/{operation}
+  constexpr std::string_view kPrefix = "/payments/";
+  if (path.substr(0, kPrefix.size()) == kPrefix) {
+    std::string_view rest = path.substr(kPrefix.size());
+    auto slash = rest.find('/');
+    std::string_view id = rest.substr(0, slash);
+    std::string_view op = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    static constexpr std::pair<std::string_view, ppp::OperationKind> kRoutes[] = {
+        {"cancellations", ppp::OperationKind::kCancel},
+        {"settlements", ppp::OperationKind::kSettle},
+        {"refunds", ppp::OperationKind::kRefund}};
+    for (const auto& [name, kind] : kRoutes) {
+      if (op == name) {
+        if (!is_post) {
+          return respond(method_not_allowed("POST"));
+        }
+        if (!ppp::is_valid_identifier(id)) {
+          return respond(ppp_error(400, "invalid-request", "paymentId in the URL is not valid"));
+        }
+        return operate(kind, id, request, respond);
+      }
+    }
+  }
+  respond(problem(404, "Not Found", "no such route"));
+}
+
+void PppHandler::create_payment(http::Request& request, const http::Responder& respond) {
+  auto parsed = ppp::parse_create_payment(request.body);
+  if (!parsed) {
+    return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
+  }
+  const auto& methods = payment_methods();
+  if (std::find(methods.begin(), methods.end(), parsed->payment_method) == methods.end()) {
+    return respond(ppp_error(400, "unsupported-payment-method",
+                             "paymentMethod is not one this connector declares in its manifest"));
+  }
+  service_.create_payment(std::move(*parsed), to_responder(respond));
+}
+
+void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,
+                         const http::Responder& respond) {
+  auto parsed = ppp::parse_operation(kind, payment_id, request.body);
+  if (!parsed) {
+    return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
+  }
+  service_.operate(std::move(*parsed), to_responder(respond));
+}
+
+}  // namespace idempay::app

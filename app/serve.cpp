@@ -1,0 +1,178 @@
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "commands.hpp"
+#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/actors/payment_service.hpp"
+#include "idempay/http/server.hpp"
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/storage/store.hpp"
+#include "ppp_handler.hpp"
+
+namespace idempay::app {
+
+void block_termination_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int wait_for_termination_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+bool split_host_port(const std::string& listen, std::string& host, uint16_t& port) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return false;
+  }
+  host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  try {
+    int p = std::stoi(listen.substr(colon + 1));
+    if (p < 0 || p > 65535) {
+      return false;
+    }
+    port = static_cast<uint16_t>(p);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+void configure_logging(const std::string& format, const std::string& level) {
+  auto logger = spdlog::stderr_logger_mt("idempay");
+  if (format == "json") {
+    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+namespace {
+
+// Without --credentials, a random merchant pair is generated once and kept (mode 0600) in
+// the data directory, so that a fresh install is usable but never open to everyone.
+Result<std::shared_ptr<const http::Credentials>> load_credentials(const ServeConfig& config) {
+  std::string path = config.credentials;
+  if (path.empty()) {
+    path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
+    if (!std::filesystem::exists(path)) {
+      std::filesystem::create_directories(config.data_dir);
+      std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
+      std::ofstream out(path);
+      out << R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" << token << "\"}]}\n";
+      out.close();
+      ::chmod(path.c_str(), 0600);
+    }
+    spdlog::warn("no --credentials given; using the generated development pair in {}", path);
+  }
+  auto loaded = http::Credentials::load_file(path);
+  if (!loaded) {
+    return tl::unexpected(loaded.error());
+  }
+  return std::make_shared<const http::Credentials>(std::move(*loaded));
+}
+
+Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
+  std::string path = (std::filesystem::path(config.data_dir) / "rocksdb").string();
+  if (!config.store.empty()) {
+    constexpr std::string_view kRocks = "rocksdb:";
+    if (config.store.rfind(kRocks, 0) != 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "unsupported --store " + config.store + " (only rocksdb:DIR is implemented)");
+    }
+    path = config.store.substr(kRocks.size());
+  }
+  return storage::open_rocks_store(storage::RocksOptions{path, true});
+}
+
+std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
+  if (config.acquirer == "stub") {
+    acquirer::StubOptions options;
+    options.latency = std::chrono::milliseconds(config.stub_latency_ms);
+    return std::make_unique<acquirer::StubAcquirer>(options);
+  }
+  return acquirer::make_http_acquirer(config.acquirer, std::chrono::milliseconds(config.acquirer_timeout_ms));
+}
+
+}  // namespace
+
+int run_serve(const ServeConfig& config) {
+  http::ServerOptions server_options;
+  if (!split_host_port(config.listen, server_options.host, server_options.port)) {
+    spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
+    return 2;
+  }
+  auto credentials = load_credentials(config);
+  if (!credentials) {
+    spdlog::error("{}", credentials.error().message);
+    return 2;
+  }
+  auto store = open_store(config);
+  if (!store) {
+    spdlog::error("cannot open the store: {}", store.error().message);
+    return 1;
+  }
+  auto acquirer = make_acquirer(config);
+  if (!acquirer) {
+    spdlog::error("--acquirer must be 'stub' or an http:// URL, got {}", config.acquirer);
+    return 2;
+  }
+  actors::ServiceOptions service_options;
+  service_options.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
+  service_options.workers = config.workers;
+  auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, service_options);
+  if (auto s = service->start(); !s) {
+    spdlog::error("cannot start: {}", s.error().message);
+    return 1;
+  }
+  PppHandler handler(*service);
+  server_options.io_threads = config.io_threads;
+  server_options.public_paths = {"/manifest", "/payment-methods"};
+  server_options.credentials = *credentials;
+  auto server = std::make_unique<http::Server>(server_options, handler);
+  auto port = server->start();
+  if (!port) {
+    spdlog::error("{}", port.error().message);
+    return 1;
+  }
+  // Tests and scripts read this line to learn the port when listening on port 0.
+  spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
+               config.acquirer, config.data_dir);
+
+  int sig = wait_for_termination_signal();
+  spdlog::info("signal {} received: draining", sig);
+  size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));
+  if (left > 0) {
+    spdlog::warn("{} requests still unanswered after the drain timeout", left);
+  }
+  // Order matters: actors stop first, then the store (which completes pending commits),
+  // then the acquirer, then the objects the callbacks of both may still reach.
+  service->shutdown();
+  store->reset();
+  acquirer.reset();
+  service.reset();
+  server.reset();
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace idempay::app

@@ -1,0 +1,31 @@
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "idempay/acquirer/stub_server.hpp"
+
+namespace idempay::app {
+
+int run_acquirer_stub(const StubConfig& config) {
+  http::ServerOptions options;
+  if (!split_host_port(config.listen, options.host, options.port)) {
+    spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
+    return 2;
+  }
+  acquirer::StubOptions stub_options;
+  stub_options.latency = std::chrono::milliseconds(config.latency_ms);
+  stub_options.pending_delay = std::chrono::milliseconds(config.pending_delay_ms);
+  acquirer::StubAcquirer stub(stub_options);
+  acquirer::StubHandler handler(stub);
+  http::Server server(options, handler);
+  auto port = server.start();
+  if (!port) {
+    spdlog::error("{}", port.error().message);
+    return 1;
+  }
+  spdlog::info("acquirer stub listening on {}:{}", options.host, *port);
+  wait_for_termination_signal();
+  server.stop(std::chrono::milliseconds(2000));
+  return 0;
+}
+
+}  // namespace idempay::app

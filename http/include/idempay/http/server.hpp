@@ -1,0 +1,103 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "idempay/http/credentials.hpp"
+#include "idempay/protocol/error.hpp"
+
+namespace idempay::http {
+
+struct Header {
+  std::string name;  ///< lower-case
+  std::string value;
+};
+
+/// An authenticated request as handed to a Handler.
+struct Request {
+  std::string method;
+  std::string path;   ///< target without the query string
+  std::string query;  ///< after '?', possibly empty
+  std::vector<Header> headers;
+  std::string body;
+  std::string principal;  ///< the authenticated app key; empty on public routes
+
+  /// Value of the header named `lower_name`, empty if absent.
+  std::string_view header(std::string_view lower_name) const;
+};
+
+struct Response {
+  Response() = default;
+  Response(unsigned s, std::string b, std::string type = "application/json")
+      : status(s), body(std::move(b)), content_type(std::move(type)) {}
+
+  unsigned status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<Header> headers;
+};
+
+/// The one-shot reply channel of a request. Copyable and callable from any thread; the
+/// first call wins. If every copy is destroyed unanswered (a crashed or stopped handler),
+/// the client receives 503 so that a connection can never hang.
+class Responder {
+public:
+  explicit Responder(std::function<void(Response)> deliver);
+  void operator()(Response response) const;
+
+private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+/// Application logic behind the server. `handle` must not block: answer later through
+/// the responder from any thread.
+class Handler {
+public:
+  virtual ~Handler() = default;
+  virtual void handle(Request request, Responder respond) = 0;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  ///< Default: loopback only
+  uint16_t port = 8080;            ///< 0 picks a free port
+  int io_threads = 2;              ///< Default: 2
+  size_t body_limit = 256 * 1024;  ///< larger bodies get 413. Default: 256 KiB
+  /// Time allowed to receive one whole request, and to wait for the next one on a kept-alive
+  /// connection. Default: 30 s
+  std::chrono::milliseconds read_timeout{30'000};
+  /// Paths answered without credentials, e.g. "/manifest". Default: none
+  std::vector<std::string> public_paths;
+  /// Accepted credentials; null means no authentication at all (the acquirer stub).
+  std::shared_ptr<const Credentials> credentials;
+};
+
+/// Boost.Beast HTTP/1.1 server: keep-alive, body limit, read timeouts, and constant-time
+/// credential checks on every non-public path (X-VTEX-API-* or X-PROVIDER-API-* headers).
+class Server {
+public:
+  Server(ServerOptions options, Handler& handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds, listens and starts the I/O threads; returns the bound port.
+  Result<uint16_t> start();
+
+  /// Stops accepting, waits up to `drain` for requests in flight to be answered, then stops
+  /// the I/O threads. Returns the number of requests still unanswered (0 = clean).
+  size_t stop(std::chrono::milliseconds drain);
+
+  struct Impl;  // opaque; public only so that the connection sessions can name it
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace idempay::http

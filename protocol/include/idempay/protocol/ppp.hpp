@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "idempay/protocol/card.hpp"
+#include "idempay/protocol/error.hpp"
+#include "idempay/protocol/money.hpp"
+
+namespace idempay::ppp {
+
+/// Create Payment request, validated. `card` holds secrets and must never be persisted;
+/// everything else is safe to store.
+struct CreatePaymentRequest {
+  std::string payment_id;
+  std::string transaction_id;
+  std::string reference;
+  std::string order_id;
+  std::string payment_method;
+  std::string merchant_name;
+  std::string currency;
+  std::string shopper_interaction;
+  std::string callback_url;
+  std::string return_url;
+  std::string inbound_request_url;
+  std::string secure_proxy_url;
+  Cents value = 0;
+  int64_t installments = 1;
+  bool verification_only = false;
+  bool sandbox = false;
+  CardSecret card;
+  CardSummary card_summary;
+};
+
+enum class OperationKind : uint8_t { kCancel, kSettle, kRefund };
+std::string_view to_string(OperationKind kind);
+
+/// Cancellation, settlement or refund request, validated.
+struct OperationRequest {
+  OperationKind kind = OperationKind::kCancel;
+  std::string payment_id;
+  std::string request_id;
+  std::string transaction_id;
+  std::string authorization_id;
+  std::string tid;
+  std::string settle_id;
+  Cents value = 0;  ///< settle/refund amount; 0 for cancellations (always total)
+};
+
+/// Largest request body the connector accepts (the gateway's bodies are a few KiB).
+inline constexpr size_t kMaxBodyBytes = 256 * 1024;
+
+/// Parses and validates a Create Payment body. `body` may be reallocated to add the
+/// parser's padding. kInvalidArgument with a message naming the field on any problem.
+Result<CreatePaymentRequest> parse_create_payment(std::string& body);
+
+/// Parses a cancellation/settlement/refund body for the payment named in the path; a body
+/// `paymentId` that differs from `path_payment_id` is kInvalidArgument.
+Result<OperationRequest> parse_operation(OperationKind kind, std::string_view path_payment_id,
+                                         std::string& body);
+
+/// True for identifiers safe to use as storage keys: 1–128 of [A-Za-z0-9._:-].
+bool is_valid_identifier(std::string_view id);
+
+/// Keyed fingerprint over the fields that define a payment (value, currency, method,
+/// orderId, reference, card BIN and last 4), computed without any card secret.
+std::string payment_fingerprint(std::string_view key, const CreatePaymentRequest& request);
+
+/// Keyed fingerprint of an operation (kind, payment, value).
+std::string operation_fingerprint(std::string_view key, const OperationRequest& request);
+
+// -- responses ------------------------------------------------------------------------------
+
+/// Fields of a Create Payment answer (OpenAPI schema `Success-Approved`).
+struct CreatePaymentResponse {
+  std::string payment_id;
+  std::string status;  ///< approved | denied | undefined
+  std::string authorization_id;
+  std::string tid;
+  std::string nsu;
+  std::string acquirer;
+  std::string code;
+  std::string message;
+  int64_t delay_to_auto_settle = 21600;
+  int64_t delay_to_auto_settle_after_antifraud = 1800;
+  int64_t delay_to_cancel = 21600;
+};
+std::string write_create_payment_response(const CreatePaymentResponse& r);
+
+/// Fields shared by the three operation answers; `id` is the cancellation/settle/refund id,
+/// empty (written as null) on failure.
+struct OperationResponse {
+  OperationKind kind = OperationKind::kCancel;
+  std::string payment_id;
+  std::string request_id;
+  std::string id;
+  Cents value = 0;
+  std::string code;
+  std::string message;
+};
+std::string write_operation_response(const OperationResponse& r);
+
+/// PPP error body `{"status":"error","code":...,"message":...}`.
+std::string write_error(std::string_view code, std::string_view message);
+
+}  // namespace idempay::ppp

@@ -1,0 +1,337 @@
+// Streaming validation of PPP request bodies with simdjson On-Demand: one pass, no DOM.
+#include <cctype>
+
+#include <simdjson.h>
+
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/ppp.hpp"
+
+namespace idempay::ppp {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+Error field_error(std::string_view field, std::string_view what) {
+  return Error{ErrorCode::kInvalidArgument, std::string(field) + " " + std::string(what)};
+}
+
+Error json_error(simdjson::error_code e) {
+  return Error{ErrorCode::kInvalidArgument,
+               std::string("malformed JSON body: ") + simdjson::error_message(e)};
+}
+
+Status read_string(od::value v, std::string_view field, std::string& out, bool nullable) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) {
+    return tl::unexpected(json_error(e));
+  }
+  if (type == od::json_type::null && nullable) {
+    out.clear();
+    return {};
+  }
+  std::string_view s;
+  if (type != od::json_type::string || v.get_string().get(s) != simdjson::SUCCESS) {
+    return tl::unexpected(field_error(field, nullable ? "must be a string or null" : "must be a string"));
+  }
+  out.assign(s);
+  return {};
+}
+
+// Numbers are read from their raw text so that amounts stay exact; strings such as "29,90"
+// are accepted because the gateway's guides send them.
+Status read_amount(od::value v, std::string_view field, Cents& out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) {
+    return tl::unexpected(json_error(e));
+  }
+  std::string_view text;
+  if (type == od::json_type::number) {
+    text = v.raw_json_token();
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+      text.remove_suffix(1);
+    }
+  } else if (type != od::json_type::string || v.get_string().get(text) != simdjson::SUCCESS) {
+    return tl::unexpected(field_error(field, "must be a number"));
+  }
+  auto cents = parse_decimal_amount(text);
+  if (!cents) {
+    return tl::unexpected(field_error(field, "must be a non-negative amount with at most 2 decimals"));
+  }
+  out = *cents;
+  return {};
+}
+
+Status read_integer(od::value v, std::string_view field, int64_t& out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) {
+    return tl::unexpected(json_error(e));
+  }
+  Cents cents = 0;
+  if (type == od::json_type::number || type == od::json_type::string) {
+    if (read_amount(v, field, cents) && cents % 100 == 0) {
+      out = cents / 100;
+      return {};
+    }
+  }
+  return tl::unexpected(field_error(field, "must be a whole number"));
+}
+
+Status read_bool(od::value v, std::string_view field, bool& out) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) {
+    return tl::unexpected(json_error(e));
+  }
+  if (type == od::json_type::null) {
+    out = false;
+    return {};
+  }
+  if (type != od::json_type::boolean || v.get_bool().get(out) != simdjson::SUCCESS) {
+    return tl::unexpected(field_error(field, "must be a boolean"));
+  }
+  return {};
+}
+
+// Iterates an object's fields, calling on_field(key, value) for each; stops at the first error.
+template <class OnField>
+Status for_each_field(od::object object, OnField&& on_field) {
+  for (auto field : object) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) {
+      return tl::unexpected(json_error(e));
+    }
+    od::value value;
+    if (auto e = field.value().get(value)) {
+      return tl::unexpected(json_error(e));
+    }
+    if (auto s = on_field(key, value); !s) {
+      return s;
+    }
+  }
+  return {};
+}
+
+// Reads an object-or-null member; null leaves the target untouched.
+template <class OnField>
+Status read_object(od::value v, std::string_view field, OnField&& on_field) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) {
+    return tl::unexpected(json_error(e));
+  }
+  if (type == od::json_type::null) {
+    return {};
+  }
+  od::object object;
+  if (type != od::json_type::object || v.get_object().get(object) != simdjson::SUCCESS) {
+    return tl::unexpected(field_error(field, "must be an object"));
+  }
+  return for_each_field(object, on_field);
+}
+
+Status read_card(od::value v, CardSecret& card, std::string& proxy_bin, int64_t& proxy_length) {
+  return read_object(v, "card", [&](std::string_view key, od::value value) -> Status {
+    if (key == "number") return read_string(value, "card.number", card.number, true);
+    if (key == "holder") return read_string(value, "card.holder", card.holder, true);
+    if (key == "csc") return read_string(value, "card.csc", card.csc, true);
+    if (key == "numberToken") return read_string(value, "card.numberToken", card.number_token, true);
+    if (key == "holderToken") return read_string(value, "card.holderToken", card.holder_token, true);
+    if (key == "cscToken") return read_string(value, "card.cscToken", card.csc_token, true);
+    if (key == "bin") return read_string(value, "card.bin", proxy_bin, true);
+    if (key == "numberLength" || key == "numberLenght") {
+      return read_integer(value, "card.numberLength", proxy_length);
+    }
+    if (key == "expiration") {
+      return read_object(value, "card.expiration", [&](std::string_view k, od::value e) -> Status {
+        if (k == "month") return read_string(e, "card.expiration.month", card.expiration_month, true);
+        if (k == "year") return read_string(e, "card.expiration.year", card.expiration_year, true);
+        return {};
+      });
+    }
+    return {};
+  });
+}
+
+// Runs `parse_root` over the body's root object and rejects trailing content.
+template <class ParseRoot>
+Status parse_document(std::string& body, ParseRoot&& parse_root) {
+  if (body.size() > kMaxBodyBytes) {
+    return make_error(ErrorCode::kInvalidArgument, "body is too large");
+  }
+  body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
+  thread_local od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(simdjson::padded_string_view(body.data(), body.size(), body.capacity()))
+                   .get(doc)) {
+    return tl::unexpected(json_error(e));
+  }
+  od::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) {
+    return make_error(ErrorCode::kInvalidArgument, "body must be a JSON object");
+  }
+  if (auto s = for_each_field(root, parse_root); !s) {
+    return s;
+  }
+  const char* location = nullptr;
+  if (doc.current_location().get(location) != simdjson::OUT_OF_BOUNDS) {
+    return make_error(ErrorCode::kInvalidArgument, "malformed JSON body: trailing content");
+  }
+  return {};
+}
+
+Status require(bool present, std::string_view field) {
+  if (!present) {
+    return tl::unexpected(field_error(field, "is required"));
+  }
+  return {};
+}
+
+Status check_create(const CreatePaymentRequest& r, uint32_t seen) {
+  static constexpr std::string_view kRequired[] = {
+      "paymentId", "transactionId", "reference", "orderId", "paymentMethod", "value", "currency",
+      "callbackUrl"};
+  for (size_t i = 0; i < std::size(kRequired); ++i) {
+    if (auto s = require((seen & (1u << i)) != 0, kRequired[i]); !s) {
+      return s;
+    }
+  }
+  if (!is_valid_identifier(r.payment_id)) {
+    return tl::unexpected(field_error("paymentId", "must be 1-128 characters of [A-Za-z0-9._:-]"));
+  }
+  if (r.currency.size() != 3 || !std::isupper(static_cast<unsigned char>(r.currency[0])) ||
+      !std::isupper(static_cast<unsigned char>(r.currency[1])) ||
+      !std::isupper(static_cast<unsigned char>(r.currency[2]))) {
+    return tl::unexpected(field_error("currency", "must be an ISO 4217 code such as BRL"));
+  }
+  if (r.payment_method.empty() || r.payment_method.size() > 64) {
+    return tl::unexpected(field_error("paymentMethod", "must be a payment method name"));
+  }
+  if (r.value == 0 && !r.verification_only) {
+    return tl::unexpected(field_error("value", "must be positive"));
+  }
+  if (r.installments < 0 || r.installments > 99) {
+    return tl::unexpected(field_error("installments", "must be between 0 and 99"));
+  }
+  if (r.callback_url.rfind("http://", 0) != 0 && r.callback_url.rfind("https://", 0) != 0) {
+    return tl::unexpected(field_error("callbackUrl", "must be an http(s) URL"));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view to_string(OperationKind kind) {
+  switch (kind) {
+    case OperationKind::kCancel: return "cancellation";
+    case OperationKind::kSettle: return "settlement";
+    case OperationKind::kRefund: return "refund";
+  }
+  return "operation";
+}
+
+bool is_valid_identifier(std::string_view id) {
+  if (id.empty() || id.size() > 128) {
+    return false;
+  }
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != ':' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<CreatePaymentRequest> parse_create_payment(std::string& body) {
+  CreatePaymentRequest r;
+  std::string proxy_bin;
+  int64_t proxy_length = 0;
+  uint32_t seen = 0;
+  auto on_field = [&](std::string_view key, od::value v) -> Status {
+    auto str = [&](uint32_t bit, std::string& out, bool nullable) {
+      seen |= bit;
+      return read_string(v, key, out, nullable);
+    };
+    if (key == "paymentId") return str(1u << 0, r.payment_id, false);
+    if (key == "transactionId") return str(1u << 1, r.transaction_id, false);
+    if (key == "reference") return str(1u << 2, r.reference, false);
+    if (key == "orderId") return str(1u << 3, r.order_id, false);
+    if (key == "paymentMethod") return str(1u << 4, r.payment_method, false);
+    if (key == "value") {
+      seen |= 1u << 5;
+      return read_amount(v, key, r.value);
+    }
+    if (key == "currency") return str(1u << 6, r.currency, false);
+    if (key == "callbackUrl") return str(1u << 7, r.callback_url, false);
+    if (key == "merchantName") return str(0, r.merchant_name, true);
+    if (key == "shopperInteraction") return str(0, r.shopper_interaction, true);
+    if (key == "returnUrl") return str(0, r.return_url, true);
+    if (key == "inboundRequestUrl" || key == "inboundRequestsUrl") {
+      return str(0, r.inbound_request_url, true);
+    }
+    if (key == "secureProxyUrl") return str(0, r.secure_proxy_url, true);
+    if (key == "installments") return read_integer(v, key, r.installments);
+    if (key == "verificationOnly") return read_bool(v, key, r.verification_only);
+    if (key == "sandBoxMode" || key == "sandboxMode") return read_bool(v, key, r.sandbox);
+    if (key == "card") return read_card(v, r.card, proxy_bin, proxy_length);
+    return {};
+  };
+  if (auto s = parse_document(body, on_field); !s) {
+    return tl::unexpected(s.error());
+  }
+  if (auto s = check_create(r, seen); !s) {
+    return tl::unexpected(s.error());
+  }
+  r.card_summary = summarize_card(r.card, proxy_bin, static_cast<int>(proxy_length));
+  return r;
+}
+
+Result<OperationRequest> parse_operation(OperationKind kind, std::string_view path_payment_id,
+                                         std::string& body) {
+  OperationRequest r;
+  r.kind = kind;
+  bool has_value = false;
+  auto on_field = [&](std::string_view key, od::value v) -> Status {
+    if (key == "paymentId") return read_string(v, key, r.payment_id, false);
+    if (key == "requestId") return read_string(v, key, r.request_id, false);
+    if (key == "transactionId") return read_string(v, key, r.transaction_id, true);
+    if (key == "authorizationId") return read_string(v, key, r.authorization_id, true);
+    if (key == "tid") return read_string(v, key, r.tid, true);
+    if (key == "settleId") return read_string(v, key, r.settle_id, true);
+    if (key == "value") {
+      has_value = true;
+      // A cancellation's `value` is documented in cents and is informational only:
+      // a cancellation always voids the whole authorization.
+      Cents ignored = 0;
+      return read_amount(v, key, kind == OperationKind::kCancel ? ignored : r.value);
+    }
+    return {};
+  };
+  if (auto s = parse_document(body, on_field); !s) {
+    return tl::unexpected(s.error());
+  }
+  if (!is_valid_identifier(r.request_id)) {
+    return tl::unexpected(field_error("requestId", "is required: 1-128 characters of [A-Za-z0-9._:-]"));
+  }
+  if (!r.payment_id.empty() && r.payment_id != path_payment_id) {
+    return tl::unexpected(field_error("paymentId", "does not match the payment in the URL"));
+  }
+  r.payment_id = std::string(path_payment_id);
+  if (kind != OperationKind::kCancel && !has_value) {
+    return tl::unexpected(field_error("value", "is required"));
+  }
+  return r;
+}
+
+std::string payment_fingerprint(std::string_view key, const CreatePaymentRequest& r) {
+  std::string canonical = "payment/v1|" + std::to_string(r.value) + "|" + r.currency + "|" +
+                          r.payment_method + "|" + r.order_id + "|" + r.reference + "|" +
+                          r.card_summary.bin + "|" + r.card_summary.last4;
+  return crypto::to_hex(crypto::hmac_sha256(key, canonical));
+}
+
+std::string operation_fingerprint(std::string_view key, const OperationRequest& r) {
+  std::string canonical = "operation/v1|" + std::string(to_string(r.kind)) + "|" + r.payment_id +
+                          "|" + std::to_string(r.value);
+  return crypto::to_hex(crypto::hmac_sha256(key, canonical));
+}
+
+}  // namespace idempay::ppp

@@ -1,0 +1,51 @@
+#include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/ppp.hpp"
+
+namespace idempay::ppp {
+
+std::string write_create_payment_response(const CreatePaymentResponse& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("paymentId").string(r.payment_id);
+  w.key("status").string(r.status);
+  // The schema types authorizationId and tid as required strings: "" when not issued.
+  w.key("authorizationId").string(r.authorization_id);
+  w.key("tid").string(r.tid);
+  w.key("nsu").string_or_null(r.nsu);
+  w.key("acquirer").string_or_null(r.acquirer);
+  w.key("code").string_or_null(r.code);
+  w.key("message").string_or_null(r.message);
+  w.key("delayToAutoSettle").number(r.delay_to_auto_settle);
+  w.key("delayToAutoSettleAfterAntifraud").number(r.delay_to_auto_settle_after_antifraud);
+  w.key("delayToCancel").number(r.delay_to_cancel);
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string write_operation_response(const OperationResponse& r) {
+  static constexpr std::string_view kIdField[] = {"cancellationId", "settleId", "refundId"};
+  JsonWriter w;
+  w.begin_object();
+  w.key("paymentId").string(r.payment_id);
+  w.key(kIdField[static_cast<size_t>(r.kind)]).string_or_null(r.id);
+  if (r.kind != OperationKind::kCancel) {
+    w.key("value").raw_number(format_amount(r.value));
+  }
+  w.key("code").string_or_null(r.code);
+  w.key("message").string(r.message);
+  w.key("requestId").string(r.request_id);
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string write_error(std::string_view code, std::string_view message) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("status").string("error");
+  w.key("code").string(code);
+  w.key("message").string(message);
+  w.end_object();
+  return std::move(w).take();
+}
+
+}  // namespace idempay::ppp

@@ -1,0 +1,112 @@
+#include "idempay/protocol/state_machine.hpp"
+
+#include <array>
+
+namespace idempay {
+
+namespace {
+constexpr std::array<std::string_view, 7> kNames = {
+    "processing", "undefined", "approved", "denied", "cancelled", "settled", "refunded"};
+
+Status illegal(std::string_view op, PaymentState state) {
+  return make_error(ErrorCode::kIllegalState, std::string("cannot ") + std::string(op) +
+                                                  " a payment whose state is " +
+                                                  std::string(to_string(state)));
+}
+}  // namespace
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid-request";
+    case ErrorCode::kUnauthenticated: return "unauthenticated";
+    case ErrorCode::kNotFound: return "not-found";
+    case ErrorCode::kConflict: return "conflict";
+    case ErrorCode::kIllegalState: return "invalid-state";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kInternal: return "internal-error";
+  }
+  return "internal-error";
+}
+
+std::string_view to_string(PaymentState s) { return kNames[static_cast<size_t>(s)]; }
+
+std::optional<PaymentState> payment_state_from_string(std::string_view s) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == s) {
+      return static_cast<PaymentState>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_legal_transition(PaymentState from, PaymentState to) {
+  using S = PaymentState;
+  switch (from) {
+    case S::kProcessing:
+      return to == S::kUndefined || to == S::kApproved || to == S::kDenied;
+    case S::kUndefined:
+      return to == S::kApproved || to == S::kDenied || to == S::kCancelled;
+    case S::kApproved:
+      return to == S::kSettled || to == S::kCancelled;
+    case S::kSettled:
+      return to == S::kSettled || to == S::kRefunded;
+    case S::kRefunded:
+      return to == S::kRefunded;
+    case S::kDenied:
+    case S::kCancelled:
+      return false;
+  }
+  return false;
+}
+
+Status check_settle(PaymentState state, const Amounts& totals, Cents amount) {
+  if (!is_legal_transition(state, PaymentState::kSettled)) {
+    return illegal("settle", state);
+  }
+  if (amount <= 0) {
+    return make_error(ErrorCode::kInvalidArgument, "settlement value must be positive");
+  }
+  if (totals.settled + amount > totals.authorized) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "settlement of " + format_amount(amount) + " exceeds what remains authorized (" +
+                          format_amount(totals.authorized - totals.settled) + ")");
+  }
+  return {};
+}
+
+Status check_refund(PaymentState state, const Amounts& totals, Cents amount) {
+  if (!is_legal_transition(state, PaymentState::kRefunded)) {
+    return illegal("refund", state);
+  }
+  if (amount <= 0) {
+    return make_error(ErrorCode::kInvalidArgument, "refund value must be positive");
+  }
+  if (totals.refunded + amount > totals.settled) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "refund of " + format_amount(amount) + " exceeds what remains settled (" +
+                          format_amount(totals.settled - totals.refunded) + ")");
+  }
+  return {};
+}
+
+Status check_cancel(PaymentState state) {
+  if (!is_legal_transition(state, PaymentState::kCancelled)) {
+    return illegal("cancel", state);
+  }
+  return {};
+}
+
+std::string_view create_payment_status(PaymentState state) {
+  switch (state) {
+    case PaymentState::kProcessing:
+    case PaymentState::kUndefined:
+      return "undefined";
+    case PaymentState::kDenied:
+      return "denied";
+    default:
+      return "approved";
+  }
+}
+
+}  // namespace idempay

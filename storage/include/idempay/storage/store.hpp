@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "idempay/protocol/error.hpp"
+
+namespace idempay::storage {
+
+/// Logical keyspaces (RocksDB column families; tables in a SQL store).
+enum class Keyspace : uint8_t {
+  kPayments,
+  kOperations,
+  kIdempotency,
+  kInbox,
+  kOutbox,
+  kDeadLetters,
+  kAudit,
+  kMeta,
+};
+inline constexpr size_t kKeyspaceCount = 8;
+std::string_view to_string(Keyspace ks);
+
+/// A stored value and its etag: the record's version, 1 for the first write and +1 for
+/// every later one. Etag 0 means "absent".
+struct Versioned {
+  std::string value;
+  uint64_t etag = 0;
+};
+
+/// One write of an atomic batch. `expected_etag` is the compare-and-swap condition:
+/// nullopt writes unconditionally, 0 requires the key to be absent (put-if-absent),
+/// n requires the current etag to be n. `value` nullopt deletes the key.
+struct Write {
+  Keyspace keyspace = Keyspace::kPayments;
+  std::string key;
+  std::optional<std::string> value;
+  std::optional<uint64_t> expected_etag;
+};
+using Batch = std::vector<Write>;
+
+/// New etags of a committed batch, one per write, in order (0 for deletes).
+using CommitResult = Result<std::vector<uint64_t>>;
+using CommitCallback = std::function<void(CommitResult)>;
+
+/// The durable key-value store with etag compare-and-swap.
+///
+/// Thread-safe. Reads are synchronous and cheap (memory or page cache). Commits are
+/// asynchronous: `commit` never blocks on disk; the callback runs on a store thread once
+/// the batch is durable (synced WAL) or has failed. A batch is all-or-nothing: if any
+/// condition fails, nothing is written and the callback gets kConflict. A storage failure
+/// yields kUnavailable. Concurrent commits are grouped and share one sync.
+class Store {
+public:
+  virtual ~Store() = default;
+
+  /// The value and etag of `key`, nullopt if absent, kUnavailable on a read failure.
+  virtual Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) = 0;
+
+  /// Commits `batch` atomically; see the class comment.
+  virtual void commit(Batch batch, CommitCallback done) = 0;
+
+  /// Up to `limit` entries whose key starts with `prefix`, in key order.
+  virtual Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks,
+                                                                        std::string_view prefix,
+                                                                        size_t limit) = 0;
+
+  /// Blocking commit for tools and tests; never call it from an actor or an I/O thread.
+  CommitResult commit_and_wait(Batch batch);
+};
+
+/// In-memory store for tests: same contract, no durability.
+std::unique_ptr<Store> make_memory_store();
+
+struct RocksOptions {
+  std::string path;         ///< directory; created if missing
+  bool sync_writes = true;  ///< fsync the WAL before completing a commit. Default: true
+};
+
+/// Opens (or creates) the RocksDB store; kUnavailable if the directory cannot be opened
+/// (for example because another process holds it).
+Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options);
+
+}  // namespace idempay::storage

@@ -1,0 +1,231 @@
+// RocksDB store: one column family per keyspace, etag-prefixed values, and a single
+// committer thread that checks compare-and-swap conditions and group-commits every batch
+// that is waiting with one synced write.
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "idempay/storage/store.hpp"
+
+namespace idempay::storage {
+
+namespace {
+
+// Values are stored as 8 bytes of little-endian etag followed by the payload.
+std::string encode(uint64_t etag, std::string_view payload) {
+  std::string out(8 + payload.size(), '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>((etag >> (8 * i)) & 0xff);
+  }
+  std::memcpy(out.data() + 8, payload.data(), payload.size());
+  return out;
+}
+
+Versioned decode(std::string_view raw) {
+  Versioned v;
+  if (raw.size() < 8) {
+    return v;
+  }
+  for (int i = 0; i < 8; ++i) {
+    v.etag |= static_cast<uint64_t>(static_cast<unsigned char>(raw[i])) << (8 * i);
+  }
+  v.value.assign(raw.substr(8));
+  return v;
+}
+
+Error unavailable(const rocksdb::Status& s) {
+  return Error{ErrorCode::kUnavailable, "storage failure: " + s.ToString()};
+}
+
+struct PendingCommit {
+  Batch batch;
+  CommitCallback done;
+};
+
+class RocksStore final : public Store {
+public:
+  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync)
+      : db_(db), handles_(std::move(handles)), sync_(sync), committer_([this] { run(); }) {}
+
+  ~RocksStore() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    committer_.join();
+    for (auto* h : handles_) {
+      db_->DestroyColumnFamilyHandle(h);
+    }
+    db_->FlushWAL(true).PermitUncheckedError();
+    delete db_;
+  }
+
+  Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) override {
+    std::string raw;
+    auto s = db_->Get(rocksdb::ReadOptions(), cf(ks), rocksdb::Slice(key.data(), key.size()), &raw);
+    if (s.IsNotFound()) {
+      return std::optional<Versioned>();
+    }
+    if (!s.ok()) {
+      return tl::unexpected(unavailable(s));
+    }
+    return std::optional<Versioned>(decode(raw));
+  }
+
+  void commit(Batch batch, CommitCallback done) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopping_) {
+        queue_.push_back(PendingCommit{std::move(batch), std::move(done)});
+        wake_.notify_one();
+        return;
+      }
+    }
+    done(make_error(ErrorCode::kUnavailable, "store is closing"));
+  }
+
+  Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
+                                                                size_t limit) override {
+    std::vector<std::pair<std::string, Versioned>> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ks)));
+    rocksdb::Slice p(prefix.data(), prefix.size());
+    for (it->Seek(p); it->Valid() && it->key().starts_with(p) && out.size() < limit; it->Next()) {
+      out.emplace_back(it->key().ToString(), decode(std::string_view(it->value().data(), it->value().size())));
+    }
+    if (!it->status().ok()) {
+      return tl::unexpected(unavailable(it->status()));
+    }
+    return out;
+  }
+
+private:
+  rocksdb::ColumnFamilyHandle* cf(Keyspace ks) const { return handles_[static_cast<size_t>(ks)]; }
+
+  void run() {
+    std::deque<PendingCommit> group;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) {
+          return;  // stopping and drained
+        }
+        group.swap(queue_);
+      }
+      commit_group(group);
+      group.clear();
+    }
+  }
+
+  // Stages each batch whose conditions hold (against the store plus the batches staged
+  // before it in this group), writes all staged batches with one synced write, then
+  // completes every caller.
+  void commit_group(std::deque<PendingCommit>& group) {
+    rocksdb::WriteBatch wb;
+    std::map<std::pair<size_t, std::string>, uint64_t> staged;
+    std::vector<CommitResult> results;
+    results.reserve(group.size());
+    for (auto& pending : group) {
+      results.push_back(stage(pending.batch, wb, staged));
+    }
+    if (wb.Count() > 0) {
+      rocksdb::WriteOptions wo;
+      wo.sync = sync_;
+      auto s = db_->Write(wo, &wb);
+      if (!s.ok()) {
+        for (auto& r : results) {
+          if (r) {
+            r = tl::unexpected(unavailable(s));
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < group.size(); ++i) {
+      group[i].done(std::move(results[i]));
+    }
+  }
+
+  CommitResult stage(const Batch& batch, rocksdb::WriteBatch& wb,
+                     std::map<std::pair<size_t, std::string>, uint64_t>& staged) {
+    std::vector<uint64_t> etags;
+    etags.reserve(batch.size());
+    auto local = staged;  // applied to `staged` only if the whole batch passes
+    for (const Write& w : batch) {
+      auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
+      uint64_t current = 0;
+      if (auto it = local.find(id); it != local.end()) {
+        current = it->second;
+      } else {
+        auto got = get(w.keyspace, w.key);
+        if (!got) {
+          return tl::unexpected(got.error());
+        }
+        current = *got ? (*got)->etag : 0;
+      }
+      if (w.expected_etag && *w.expected_etag != current) {
+        return make_error(ErrorCode::kConflict, "etag mismatch");
+      }
+      // Etags keep counting across deletes so that a deleted-then-recreated key never
+      // reuses an etag a stale writer may still hold.
+      local[id] = current + 1;
+      etags.push_back(w.value ? current + 1 : 0);
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Write& w = batch[i];
+      if (w.value) {
+        wb.Put(cf(w.keyspace), w.key, encode(etags[i], *w.value)).PermitUncheckedError();
+      } else {
+        wb.Delete(cf(w.keyspace), w.key).PermitUncheckedError();
+      }
+    }
+    staged = std::move(local);
+    return etags;
+  }
+
+  rocksdb::DB* db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  bool sync_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<PendingCommit> queue_;
+  bool stopping_ = false;
+  std::thread committer_;  // last: starts after everything it uses exists
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.path, ec);
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.IncreaseParallelism(2);
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (size_t i = 0; i < kKeyspaceCount; ++i) {
+    families.emplace_back(std::string(to_string(static_cast<Keyspace>(i))),
+                          rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  auto s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+  if (!s.ok()) {
+    return tl::unexpected(unavailable(s));
+  }
+  // handles[0] is the default family, which idempay does not use.
+  db->DestroyColumnFamilyHandle(handles[0]);
+  handles.erase(handles.begin());
+  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes));
+}
+
+}  // namespace idempay::storage
