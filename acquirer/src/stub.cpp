@@ -137,9 +137,8 @@ struct StubAcquirer::Impl {
     e.result.acquirer = "idempay-stub";
     const std::string& n = call.card.number;
     AuthorizationStatus outcome = AuthorizationStatus::kApproved;
-    if (n == "4444333322221112" || (!n.empty() && !is_valid_pan(n))) {
-      outcome = AuthorizationStatus::kDenied;
-    } else if (n == "4222222222222224" || n == "4222222222222225") {
+    // The homologation cards come first: two of them do not pass the Luhn check.
+    if (n == "4222222222222224" || n == "4222222222222225") {
       e.result.status = AuthorizationStatus::kPending;
       e.final_status = n.back() == '4' ? AuthorizationStatus::kApproved : AuthorizationStatus::kDenied;
       e.resolves_at = Clock::now() + options.pending_delay;
@@ -147,12 +146,15 @@ struct StubAcquirer::Impl {
       e.result.message = "awaiting confirmation";
       return e;
     }
+    if (n == "4444333322221112" || (!n.empty() && n != "4444333322221111" && !is_valid_pan(n))) {
+      outcome = AuthorizationStatus::kDenied;
+    }
     e.result.status = outcome;
     e.final_status = outcome;
     e.resolves_at = Clock::now();
     e.result.status = AuthorizationStatus::kPending;
     resolve(e);
-    if (outcome == AuthorizationStatus::kDenied && !n.empty() && !is_valid_pan(n)) {
+    if (outcome == AuthorizationStatus::kDenied && n != "4444333322221112" && !n.empty() && !is_valid_pan(n)) {
       e.result.code = "14";
       e.result.message = "invalid card number";
     }

@@ -1,0 +1,195 @@
+// The payment engine without sockets: real CAF scheduler, in-memory store, in-process stub.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "idempay/actors/payment_service.hpp"
+#include "idempay/protocol/json_read.hpp"
+
+namespace idempay::actors {
+namespace {
+
+ppp::CreatePaymentRequest create_request(std::string id, std::string card = "4444333322221111",
+                                         Cents value = 10000) {
+  ppp::CreatePaymentRequest r;
+  r.payment_id = std::move(id);
+  r.transaction_id = "T";
+  r.reference = "R";
+  r.order_id = "O";
+  r.payment_method = "Visa";
+  r.currency = "BRL";
+  r.callback_url = "https://gw.example/cb";
+  r.value = value;
+  r.card.number = std::move(card);
+  r.card_summary = summarize_card(r.card, "", 0);
+  return r;
+}
+
+ppp::OperationRequest op(ppp::OperationKind kind, std::string payment, std::string request, Cents value) {
+  ppp::OperationRequest r;
+  r.kind = kind;
+  r.payment_id = std::move(payment);
+  r.request_id = std::move(request);
+  r.value = value;
+  return r;
+}
+
+class PaymentServiceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ServiceOptions options;
+    options.idle_timeout = std::chrono::milliseconds(50);
+    service = std::make_unique<PaymentService>(*store, stub, options);
+    ASSERT_TRUE(service->start());
+  }
+  void TearDown() override {
+    service->shutdown();
+    service.reset();
+  }
+
+  Reply create(ppp::CreatePaymentRequest r) {
+    std::promise<Reply> p;
+    service->create_payment(std::move(r), [&p](Reply reply) { p.set_value(std::move(reply)); });
+    return p.get_future().get();
+  }
+
+  Reply operate(ppp::OperationRequest r) {
+    std::promise<Reply> p;
+    service->operate(std::move(r), [&p](Reply reply) { p.set_value(std::move(reply)); });
+    return p.get_future().get();
+  }
+
+  int64_t ledger(const char* section, const std::string& key, const char* field) {
+    auto doc = JsonValue::parse(stub.ledger_json()).value();
+    const JsonValue* entry = doc.find(section)->find(key);
+    return entry == nullptr ? 0 : entry->int_or(field);
+  }
+
+  std::unique_ptr<storage::Store> store = storage::make_memory_store();
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(2), std::chrono::milliseconds(2000)}};
+  std::unique_ptr<PaymentService> service;
+};
+
+TEST_F(PaymentServiceTest, OverlappingCreatesShareOneAuthorization) {
+  constexpr int kRequests = 64;
+  std::vector<std::promise<Reply>> replies(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    service->create_payment(create_request("hot"), [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
+  }
+  std::string first = replies[0].get_future().get().body;
+  EXPECT_NE(first.find("\"status\":\"approved\""), std::string::npos) << first;
+  for (int i = 1; i < kRequests; ++i) {
+    EXPECT_EQ(replies[i].get_future().get().body, first);
+  }
+  EXPECT_EQ(ledger("authorizations", "hot", "calls"), 1);
+  EXPECT_EQ(ledger("authorizations", "hot", "charges"), 1);
+}
+
+TEST_F(PaymentServiceTest, ReplayAfterPassivationIsByteIdentical) {
+  Reply first = create(create_request("p1"));
+  ASSERT_EQ(first.status, 200u);
+  // Let the actor retire (idle timeout 50 ms), then ask again: state comes from the store.
+  for (int i = 0; i < 100 && service->live_actors() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(service->live_actors(), 0u);
+  Reply again = create(create_request("p1"));
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(ledger("authorizations", "p1", "calls"), 1);
+}
+
+TEST_F(PaymentServiceTest, DifferentPaymentUnderTheSameIdIsRefused) {
+  ASSERT_EQ(create(create_request("p2")).status, 200u);
+  Reply conflict = create(create_request("p2", "4444333322221111", 20000));
+  EXPECT_EQ(conflict.status, 400u);
+  EXPECT_NE(conflict.body.find("payment-conflict"), std::string::npos);
+  EXPECT_EQ(ledger("authorizations", "p2", "calls"), 1);
+}
+
+TEST_F(PaymentServiceTest, SettleAndRefundInPartsWithinTheTotals) {
+  ASSERT_EQ(create(create_request("p3")).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s1", 6000)).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s2", 4000)).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s3", 1)).status, 400u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r1", 3000)).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r2", 7000)).status, 200u);
+  Reply over = operate(op(ppp::OperationKind::kRefund, "p3", "r3", 1));
+  EXPECT_EQ(over.status, 400u);
+  EXPECT_EQ(ledger("refunds", "r3", "calls"), 0);  // refused before the acquirer
+  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).status, 400u);
+}
+
+TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
+  ASSERT_EQ(create(create_request("p4")).status, 200u);
+  constexpr int kRequests = 32;
+  std::vector<std::promise<Reply>> replies(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    service->operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 5000),
+                     [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
+  }
+  Reply first = replies[0].get_future().get();
+  EXPECT_EQ(first.status, 200u);
+  for (int i = 1; i < kRequests; ++i) {
+    EXPECT_EQ(replies[i].get_future().get().body, first.body);
+  }
+  EXPECT_EQ(ledger("captures", "s-same", "calls"), 1);
+  Reply different = operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 4000));
+  EXPECT_EQ(different.status, 400u);
+  EXPECT_NE(different.body.find("request-conflict"), std::string::npos);
+}
+
+TEST_F(PaymentServiceTest, DeniedAndCancelledPaymentsRefuseSettlement) {
+  Reply denied = create(create_request("p5", "4444333322221112"));
+  EXPECT_NE(denied.body.find("\"status\":\"denied\""), std::string::npos);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p5", "s", 100)).status, 400u);
+  ASSERT_EQ(create(create_request("p6")).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p6", "c", 0)).status, 200u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p6", "s6", 100)).status, 400u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "unknown", "s7", 100)).status, 404u);
+}
+
+TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
+  Reply pending = create(create_request("p7", "4222222222222224"));
+  EXPECT_EQ(pending.status, 200u);
+  EXPECT_NE(pending.body.find("\"status\":\"undefined\""), std::string::npos);
+  EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
+}
+
+// A store that refuses every commit: nothing may be reported as done.
+class FailingStore final : public storage::Store {
+public:
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace, std::string_view) override {
+    return std::optional<storage::Versioned>();
+  }
+  void commit(storage::Batch, storage::CommitCallback done) override {
+    if (++commits_ == 1) {  // let the fingerprint key through
+      return done(std::vector<uint64_t>{1});
+    }
+    done(make_error(ErrorCode::kUnavailable, "disk on fire"));
+  }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace, std::string_view,
+                                                                         size_t) override {
+    return std::vector<std::pair<std::string, storage::Versioned>>();
+  }
+
+private:
+  std::atomic<int> commits_{0};
+};
+
+TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharge) {
+  FailingStore store;
+  acquirer::StubAcquirer stub;
+  PaymentService service(store, stub, ServiceOptions{});
+  ASSERT_TRUE(service.start());
+  std::promise<Reply> p;
+  service.create_payment(create_request("f1"), [&p](Reply r) { p.set_value(std::move(r)); });
+  Reply r = p.get_future().get();
+  EXPECT_GE(r.status, 500u);
+  EXPECT_NE(r.body.find("\"status\":\"error\""), std::string::npos);
+  EXPECT_EQ(stub.ledger_json().find("f1"), std::string::npos);  // acquirer never called
+  service.shutdown();
+}
+
+}  // namespace
+}  // namespace idempay::actors

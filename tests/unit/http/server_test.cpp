@@ -1,0 +1,170 @@
+// The HTTP transport against a fake handler, over real loopback sockets.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "idempay/http/server.hpp"
+
+namespace idempay::http {
+namespace {
+
+class EchoHandler final : public Handler {
+public:
+  std::atomic<int> calls{0};
+  void handle(Request request, Responder respond) override {
+    ++calls;
+    if (request.path == "/drop") {
+      return;  // never answered: the responder's destructor must answer 503
+    }
+    std::string body = request.method + " " + request.path + " " + request.principal + " " +
+                       std::string(request.header("x-test")) + " " + request.body;
+    respond(Response(200, body, "text/plain"));
+  }
+};
+
+// Sends raw bytes, reads until the peer closes or `expect_responses` responses arrived.
+std::string round_trip(uint16_t port, const std::string& raw, int expect_responses = 1) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    size_t count = 0;
+    for (size_t pos = out.find("HTTP/1.1 "); pos != std::string::npos; pos = out.find("HTTP/1.1 ", pos + 1)) ++count;
+    if (static_cast<int>(count) >= expect_responses && out.find("\r\n\r\n") != std::string::npos &&
+        out.rfind("Content-Length") != std::string::npos) {
+      // crude: good enough once the final body has arrived
+      auto last = out.rfind("HTTP/1.1 ");
+      auto header_end = out.find("\r\n\r\n", last);
+      if (header_end != std::string::npos) {
+        auto cl = out.find("Content-Length: ", last);
+        size_t len = std::stoul(out.substr(cl + 16));
+        if (out.size() >= header_end + 4 + len) break;
+      }
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+class ServerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto creds = std::make_shared<Credentials>();
+    creds->add("shop", "key-1", "token-1");
+    ServerOptions options;
+    options.port = 0;
+    options.body_limit = 1024;
+    options.read_timeout = std::chrono::milliseconds(2000);
+    options.public_paths = {"/manifest"};
+    options.credentials = creds;
+    server = std::make_unique<Server>(options, handler);
+    port = server->start().value();
+  }
+  void TearDown() override { server->stop(std::chrono::milliseconds(100)); }
+
+  static std::string post(const std::string& path, const std::string& headers, const std::string& body) {
+    return "POST " + path + " HTTP/1.1\r\nHost: x\r\n" + headers + "Content-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+
+  EchoHandler handler;
+  std::unique_ptr<Server> server;
+  uint16_t port = 0;
+};
+
+TEST_F(ServerTest, MissingOrWrongCredentialsAre401AndNeverReachTheHandler) {
+  EXPECT_NE(round_trip(port, post("/payments", "", "{}")).find("HTTP/1.1 401"), std::string::npos);
+  EXPECT_NE(round_trip(port, post("/payments", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-2\r\n", "{}"))
+                .find("HTTP/1.1 401"), std::string::npos);
+  EXPECT_NE(round_trip(port, post("/payments", "X-VTEX-API-AppKey: key-2\r\nX-VTEX-API-AppToken: token-1\r\n", "{}"))
+                .find("HTTP/1.1 401"), std::string::npos);
+  EXPECT_EQ(handler.calls.load(), 0);
+}
+
+TEST_F(ServerTest, BothHeaderFamiliesInAnyCaseAuthenticate) {
+  auto vtex = round_trip(port, post("/p", "x-vtex-api-appkey: key-1\r\nX-VTEX-API-APPTOKEN: token-1\r\nX-Test: t\r\n", "b"));
+  EXPECT_NE(vtex.find("HTTP/1.1 200"), std::string::npos) << vtex;
+  EXPECT_NE(vtex.find("POST /p shop t b"), std::string::npos) << vtex;
+  auto provider = round_trip(port, post("/p", "X-PROVIDER-API-AppKey: key-1\r\nx-provider-api-apptoken: token-1\r\n", "b"));
+  EXPECT_NE(provider.find("HTTP/1.1 200"), std::string::npos) << provider;
+}
+
+TEST_F(ServerTest, PublicPathNeedsNoCredentials) {
+  auto r = round_trip(port, "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(r.find("HTTP/1.1 200"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, OversizedBodyIs413) {
+  auto r = round_trip(port, post("/p", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n", std::string(4096, 'x')));
+  EXPECT_NE(r.find("HTTP/1.1 413"), std::string::npos) << r;
+  EXPECT_EQ(handler.calls.load(), 0);
+}
+
+TEST_F(ServerTest, GarbageIs400) {
+  auto r = round_trip(port, "NOT HTTP AT ALL\r\n\r\n");
+  EXPECT_NE(r.find("HTTP/1.1 400"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  std::string auth = "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n";
+  auto r = round_trip(port, post("/a", auth, "1") + post("/b", auth, "2"), 2);
+  EXPECT_NE(r.find("POST /a shop  1"), std::string::npos) << r;
+  EXPECT_NE(r.find("POST /b shop  2"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, UnansweredRequestGets503) {
+  std::string auth = "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n";
+  auto r = round_trip(port, post("/drop", auth, ""));
+  EXPECT_NE(r.find("HTTP/1.1 503"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, IdleConnectionIsClosedAfterTheReadTimeout) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::send(fd, "GET /manifest HTTP/1.1\r\n", 24, MSG_NOSIGNAL);  // never finished
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  auto start = std::chrono::steady_clock::now();
+  char buf[64];
+  ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  auto waited = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_LE(n, 0);  // closed, nothing served
+  EXPECT_LT(waited, std::chrono::seconds(8));
+}
+
+TEST(CredentialsTest, HashedTokensAndFileLoading) {
+  Credentials c;
+  ASSERT_TRUE(c.add_hashed("m", "k", "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"));  // sha256("x")
+  EXPECT_EQ(c.authenticate("k", "x"), "m");
+  EXPECT_TRUE(c.authenticate("k", "nope").empty());
+  EXPECT_TRUE(c.authenticate("other", "x").empty());
+  EXPECT_FALSE(c.add_hashed("m", "k", "not-hex"));
+}
+
+}  // namespace
+}  // namespace idempay::http

@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include "idempay/protocol/ppp.hpp"
+#include "spec_examples.hpp"
+
+namespace idempay::ppp {
+namespace {
+
+const char* kMinimal =
+    R"({"paymentId":"P1","transactionId":"T1","reference":"R1","orderId":"O1","paymentMethod":"Visa",)"
+    R"("value":31.9,"currency":"BRL","callbackUrl":"https://gw.example/cb?s=1",)"
+    R"("card":{"holder":"Ann","number":"4444333322221111","csc":"123","expiration":{"month":"12","year":"2030"}}})";
+
+Result<CreatePaymentRequest> parse(std::string body) { return parse_create_payment(body); }
+
+TEST(PppParseTest, EverySpecCreatePaymentExampleParses) {
+  auto examples = testing::create_payment_examples();
+  ASSERT_GE(examples.size(), 10u);
+  for (auto& [name, body] : examples) {
+    auto r = parse(body);
+    EXPECT_TRUE(r.has_value()) << name << ": " << (r ? "" : r.error().message);
+  }
+}
+
+TEST(PppParseTest, SpecCardExampleFields) {
+  auto r = parse(testing::create_payment_examples().at("Credit Card Success Approved"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->payment_id, "01693EB95BE443AC85874E395CD91565");
+  EXPECT_EQ(r->payment_method, "Diners");
+  EXPECT_EQ(r->value, 3190);
+  EXPECT_EQ(r->currency, "BRL");
+  EXPECT_EQ(r->installments, 1);
+  EXPECT_EQ(r->callback_url, "https://api.mystore.example.com/some-path/to-notify/status-changes?an=mystore");
+  EXPECT_EQ(r->inbound_request_url, "https://api.mystore.example.com/checkout/order/1072430428324/inbound-request/:action");
+  EXPECT_EQ(r->card_summary.bin, "364901");
+  EXPECT_EQ(r->card_summary.last4, "2661");
+  EXPECT_EQ(r->card_summary.expiration_year, "2020");
+}
+
+TEST(PppParseTest, SpecOperationExamplesParse) {
+  std::string settle = testing::schema_example("SettlePayment");
+  auto s = parse_operation(OperationKind::kSettle, "F5C1A4E20D3B4E07B7E871F5B5BC9F91", settle);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->value, 4500);
+  EXPECT_EQ(s->request_id, "2019-02-04T22:53:42-40000");
+  std::string refund = testing::schema_example("RefundPayment");
+  auto r = parse_operation(OperationKind::kRefund, "F5C1A4E20D3B4E07B7E871F5B5BC9F91", refund);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->value, 2000);
+  EXPECT_EQ(r->settle_id, "Q5C1A4E20D3B4E07B7E871F5B5BC9F91");
+  std::string cancel = testing::schema_property_examples("CancelPaymentRequest");
+  auto c = parse_operation(OperationKind::kCancel, "F5C1A4E20D3B4E07B7E871F5B5BC9F91", cancel);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->request_id, "D12D9B80972C462980F5067A3A126837");
+  EXPECT_EQ(c->value, 0);  // a cancellation's value is informational; it always voids all
+}
+
+TEST(PppParseTest, SecretsStayOutOfTheSummary) {
+  auto r = parse(kMinimal);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->card.number, "4444333322221111");
+  EXPECT_EQ(r->card_summary.bin, "444433");
+  EXPECT_EQ(r->card_summary.last4, "1111");
+  EXPECT_EQ(r->card_summary.number_length, 16);
+}
+
+TEST(PppParseTest, EveryTruncationIsRejected) {
+  std::string full = kMinimal;
+  for (size_t n = 0; n < full.size(); ++n) {
+    EXPECT_FALSE(parse(full.substr(0, n)).has_value()) << "prefix of length " << n;
+  }
+}
+
+TEST(PppParseTest, MalformedBodiesAreRejected) {
+  for (const char* bad : {"", "[]", "null", "42", "\"x\"", "{", "{}}", "{\"paymentId\":}",
+                          "{\"a\":1} trailing", "{\"a\":1}{\"b\":2}", "{'a':1}"}) {
+    auto r = parse(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  }
+}
+
+TEST(PppParseTest, WronglyTypedFieldsAreNamed) {
+  struct Case {
+    std::string from;
+    std::string to;
+    std::string field;
+  };
+  std::vector<Case> cases = {
+      {R"("paymentId":"P1")", R"("paymentId":1)", "paymentId"},
+      {R"("value":31.9)", R"("value":{"a":1})", "value"},
+      {R"("value":31.9)", R"("value":true)", "value"},
+      {R"("value":31.9)", R"("value":-5)", "value"},
+      {R"("value":31.9)", R"("value":31.999)", "value"},
+      {R"("currency":"BRL")", R"("currency":["BRL"])", "currency"},
+      {R"("currency":"BRL")", R"("currency":"brl")", "currency"},
+      {R"("card":{)", R"("card":"x","c":{)", "card"},
+      {R"("number":"4444333322221111")", R"("number":4444333322221111)", "card.number"},
+      {R"("callbackUrl":"https://gw.example/cb?s=1")", R"("callbackUrl":"ftp://x")", "callbackUrl"},
+      {R"("paymentId":"P1")", R"("paymentId":"P/1")", "paymentId"},
+  };
+  for (const auto& c : cases) {
+    std::string body = kMinimal;
+    auto pos = body.find(c.from);
+    ASSERT_NE(pos, std::string::npos) << c.from;
+    body.replace(pos, c.from.size(), c.to);
+    auto r = parse(body);
+    ASSERT_FALSE(r.has_value()) << body;
+    EXPECT_NE(r.error().message.find(c.field), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(PppParseTest, MissingRequiredFieldsAreNamed) {
+  for (const char* field : {"paymentId", "transactionId", "reference", "orderId", "paymentMethod",
+                            "value", "currency", "callbackUrl"}) {
+    std::string body = kMinimal;
+    std::string key = std::string("\"") + field + "\":";
+    auto pos = body.find(key);
+    ASSERT_NE(pos, std::string::npos);
+    body.replace(pos, key.size(), std::string("\"x") + field + "\":");
+    auto r = parse(body);
+    ASSERT_FALSE(r.has_value()) << field;
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(PppParseTest, OversizedBodyIsRejected) {
+  std::string body = kMinimal;
+  body.insert(1, "\"pad\":\"" + std::string(kMaxBodyBytes, 'x') + "\",");
+  auto r = parse(body);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("too large"), std::string::npos);
+}
+
+TEST(PppParseTest, FieldNameVariantsAndLenientNumbers) {
+  std::string body = kMinimal;
+  body.pop_back();
+  body += R"(,"inboundRequestsUrl":"https://x/inbound","sandBoxMode":true,"installments":"3"})";
+  auto r = parse(body);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->inbound_request_url, "https://x/inbound");
+  EXPECT_TRUE(r->sandbox);
+  EXPECT_EQ(r->installments, 3);
+  std::string comma = kMinimal;
+  comma.replace(comma.find("31.9"), 4, "\"29,90\"");
+  EXPECT_EQ(parse(comma)->value, 2990);
+}
+
+TEST(PppParseTest, OperationValidation) {
+  std::string mismatched = R"({"paymentId":"OTHER","requestId":"R1","value":1})";
+  EXPECT_FALSE(parse_operation(OperationKind::kSettle, "P1", mismatched));
+  std::string no_request = R"({"paymentId":"P1","value":1})";
+  EXPECT_FALSE(parse_operation(OperationKind::kSettle, "P1", no_request));
+  std::string no_value = R"({"paymentId":"P1","requestId":"R1"})";
+  EXPECT_FALSE(parse_operation(OperationKind::kRefund, "P1", no_value));
+  std::string cancel = R"({"requestId":"R1"})";
+  auto c = parse_operation(OperationKind::kCancel, "P1", cancel);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->payment_id, "P1");
+}
+
+TEST(PppParseTest, FingerprintsIgnoreCardSecretsButNotDefiningFields) {
+  auto a = parse(kMinimal).value();
+  auto b = a;
+  b.card.csc = "999";
+  b.card.holder = "Someone Else";
+  b.transaction_id = "T2";
+  EXPECT_EQ(payment_fingerprint("k", a), payment_fingerprint("k", b));
+  b.value += 1;
+  EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("k", b));
+  EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("other key", a));
+  EXPECT_EQ(payment_fingerprint("k", a).find("4444333322221111"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace idempay::ppp

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "idempay/protocol/state_machine.hpp"
+
+namespace idempay {
+namespace {
+
+using S = PaymentState;
+constexpr S kAll[] = {S::kProcessing, S::kUndefined, S::kApproved, S::kDenied,
+                      S::kCancelled, S::kSettled, S::kRefunded};
+
+// G3, spelled out: every pair not listed here must be refused.
+const std::set<std::pair<S, S>> kLegal = {
+    {S::kProcessing, S::kUndefined}, {S::kProcessing, S::kApproved}, {S::kProcessing, S::kDenied},
+    {S::kUndefined, S::kApproved},   {S::kUndefined, S::kDenied},    {S::kUndefined, S::kCancelled},
+    {S::kApproved, S::kSettled},     {S::kApproved, S::kCancelled},  {S::kSettled, S::kSettled},
+    {S::kSettled, S::kRefunded},     {S::kRefunded, S::kRefunded},
+};
+
+TEST(StateMachineTest, EveryTransitionIsLegalExactlyWhenListed) {
+  for (S from : kAll) {
+    for (S to : kAll) {
+      EXPECT_EQ(is_legal_transition(from, to), kLegal.count({from, to}) == 1)
+          << to_string(from) << " -> " << to_string(to);
+    }
+  }
+}
+
+TEST(StateMachineTest, NamesRoundTrip) {
+  for (S s : kAll) {
+    EXPECT_EQ(payment_state_from_string(to_string(s)), s);
+  }
+  EXPECT_FALSE(payment_state_from_string("settledx").has_value());
+}
+
+TEST(StateMachineTest, SettleRespectsStateAndAuthorizedAmount) {
+  Amounts a{1000, 0, 0};
+  EXPECT_TRUE(check_settle(S::kApproved, a, 1000));
+  EXPECT_TRUE(check_settle(S::kApproved, a, 400));
+  EXPECT_EQ(check_settle(S::kApproved, a, 1001).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(check_settle(S::kApproved, a, 0).error().code, ErrorCode::kInvalidArgument);
+  Amounts partly{1000, 600, 0};
+  EXPECT_TRUE(check_settle(S::kSettled, partly, 400));
+  EXPECT_FALSE(check_settle(S::kSettled, partly, 401));
+  for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded}) {
+    EXPECT_EQ(check_settle(s, a, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
+  }
+}
+
+TEST(StateMachineTest, RefundsNeverExceedWhatWasSettled) {
+  Amounts settled{1000, 800, 0};
+  EXPECT_TRUE(check_refund(S::kSettled, settled, 800));
+  EXPECT_FALSE(check_refund(S::kSettled, settled, 801));
+  Amounts partly{1000, 800, 500};
+  EXPECT_TRUE(check_refund(S::kRefunded, partly, 300));
+  EXPECT_FALSE(check_refund(S::kRefunded, partly, 301));
+  EXPECT_FALSE(check_refund(S::kRefunded, partly, 0));
+  for (S s : {S::kProcessing, S::kUndefined, S::kApproved, S::kDenied, S::kCancelled}) {
+    EXPECT_EQ(check_refund(s, settled, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
+  }
+}
+
+TEST(StateMachineTest, OnlyUnsettledAuthorizationsCancel) {
+  EXPECT_TRUE(check_cancel(S::kUndefined));
+  EXPECT_TRUE(check_cancel(S::kApproved));
+  for (S s : {S::kProcessing, S::kDenied, S::kCancelled, S::kSettled, S::kRefunded}) {
+    EXPECT_FALSE(check_cancel(s)) << to_string(s);
+  }
+}
+
+TEST(StateMachineTest, CreatePaymentStatusIsOneOfThePppThree) {
+  EXPECT_EQ(create_payment_status(S::kProcessing), "undefined");
+  EXPECT_EQ(create_payment_status(S::kUndefined), "undefined");
+  EXPECT_EQ(create_payment_status(S::kApproved), "approved");
+  EXPECT_EQ(create_payment_status(S::kDenied), "denied");
+}
+
+}  // namespace
+}  // namespace idempay

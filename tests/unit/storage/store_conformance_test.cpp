@@ -1,0 +1,182 @@
+// One suite, every Store implementation: the in-memory test store must behave like RocksDB.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "idempay/storage/store.hpp"
+#include "temp_dir.hpp"
+
+namespace idempay::storage {
+namespace {
+
+struct MemoryFactory {
+  std::unique_ptr<Store> open() { return make_memory_store(); }
+};
+
+struct RocksFactory {
+  testing::TempDir dir;
+  std::unique_ptr<Store> open() { return open_rocks_store(RocksOptions{dir.path() + "/db", true}).value(); }
+};
+
+template <class Factory>
+class StoreConformanceTest : public ::testing::Test {
+protected:
+  Factory factory;
+  std::unique_ptr<Store> store = factory.open();
+};
+
+using Factories = ::testing::Types<MemoryFactory, RocksFactory>;
+TYPED_TEST_SUITE(StoreConformanceTest, Factories);
+
+TYPED_TEST(StoreConformanceTest, AbsentKeyReadsAsNullopt) {
+  auto got = this->store->get(Keyspace::kPayments, "missing");
+  ASSERT_TRUE(got);
+  EXPECT_FALSE(got->has_value());
+}
+
+TYPED_TEST(StoreConformanceTest, PutIfAbsentThenGetWithEtag) {
+  auto put = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}});
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->front(), 1u);
+  auto got = this->store->get(Keyspace::kPayments, "p1").value();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->value, "v1");
+  EXPECT_EQ(got->etag, 1u);
+}
+
+TYPED_TEST(StoreConformanceTest, PutIfAbsentRefusesAnExistingKey) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
+  auto again = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 0}});
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(this->store->get(Keyspace::kPayments, "p1").value()->value, "v1");
+}
+
+TYPED_TEST(StoreConformanceTest, CompareAndSwapNeedsTheCurrentEtag) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
+  auto stale = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 7}});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, ErrorCode::kConflict);
+  auto ok = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 1}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->front(), 2u);
+  auto got = this->store->get(Keyspace::kPayments, "p1").value();
+  EXPECT_EQ(got->value, "v2");
+  EXPECT_EQ(got->etag, 2u);
+}
+
+TYPED_TEST(StoreConformanceTest, BatchIsAllOrNothing) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
+  auto failed = this->store->commit_and_wait({{Keyspace::kOperations, "op1", "x", 0},
+                                              {Keyspace::kPayments, "p1", "v2", 99}});
+  ASSERT_FALSE(failed);
+  EXPECT_FALSE(this->store->get(Keyspace::kOperations, "op1").value().has_value());
+  auto ok = this->store->commit_and_wait({{Keyspace::kOperations, "op1", "x", 0},
+                                          {Keyspace::kPayments, "p1", "v2", 1}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(this->store->get(Keyspace::kOperations, "op1").value()->value, "x");
+  EXPECT_EQ(this->store->get(Keyspace::kPayments, "p1").value()->value, "v2");
+}
+
+TYPED_TEST(StoreConformanceTest, UnconditionalWritesAndDeletes) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "1", std::nullopt}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "2", std::nullopt}}));
+  EXPECT_EQ(this->store->get(Keyspace::kAudit, "a").value()->etag, 2u);
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", std::nullopt, 2}}));
+  EXPECT_FALSE(this->store->get(Keyspace::kAudit, "a").value().has_value());
+}
+
+TYPED_TEST(StoreConformanceTest, KeyspacesAreSeparate) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "k", "payment", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kOperations, "k", "operation", 0}}));
+  EXPECT_EQ(this->store->get(Keyspace::kPayments, "k").value()->value, "payment");
+  EXPECT_EQ(this->store->get(Keyspace::kOperations, "k").value()->value, "operation");
+}
+
+TYPED_TEST(StoreConformanceTest, PrefixScanInKeyOrderWithLimit) {
+  for (const char* k : {"b/2", "a/1", "b/1", "b/3", "c/1"}) {
+    ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kOutbox, k, k, 0}}));
+  }
+  auto all = this->store->scan(Keyspace::kOutbox, "b/", 10).value();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].first, "b/1");
+  EXPECT_EQ(all[2].first, "b/3");
+  EXPECT_EQ(all[1].second.value, "b/2");
+  EXPECT_EQ(this->store->scan(Keyspace::kOutbox, "b/", 2).value().size(), 2u);
+  EXPECT_TRUE(this->store->scan(Keyspace::kOutbox, "z", 10).value().empty());
+}
+
+// Many threads race to create the same key and then to swap it from the same etag: exactly
+// one of each race wins, whatever the interleaving and however commits are grouped.
+TYPED_TEST(StoreConformanceTest, ConcurrentConditionalWritesHaveOneWinner) {
+  constexpr int kThreads = 16;
+  std::atomic<int> created{0};
+  std::atomic<int> swapped{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (this->store->commit_and_wait({{Keyspace::kPayments, "hot", "c" + std::to_string(i), 0}})) {
+        ++created;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  threads.clear();
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (this->store->commit_and_wait({{Keyspace::kPayments, "hot", "s" + std::to_string(i), 1}})) {
+        ++swapped;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(swapped.load(), 1);
+  EXPECT_EQ(this->store->get(Keyspace::kPayments, "hot").value()->etag, 2u);
+}
+
+// Commits issued without waiting all complete, each exactly once, with its own result.
+TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
+  constexpr int kCommits = 500;
+  std::vector<std::promise<CommitResult>> done(kCommits);
+  for (int i = 0; i < kCommits; ++i) {
+    this->store->commit({{Keyspace::kPayments, "k" + std::to_string(i), "v", 0}},
+                        [&done, i](CommitResult r) { done[i].set_value(std::move(r)); });
+  }
+  for (int i = 0; i < kCommits; ++i) {
+    auto r = done[i].get_future().get();
+    ASSERT_TRUE(r) << i;
+    EXPECT_EQ(r->front(), 1u);
+  }
+  EXPECT_EQ(this->store->scan(Keyspace::kPayments, "k", kCommits + 1).value().size(), size_t{kCommits});
+}
+
+TEST(RocksStoreTest, CommittedDataSurvivesReopen) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  {
+    auto store = open_rocks_store(options).value();
+    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
+    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 1}}));
+  }
+  auto store = open_rocks_store(options).value();
+  auto got = store->get(Keyspace::kPayments, "p1").value();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->value, "v2");
+  EXPECT_EQ(got->etag, 2u);
+}
+
+TEST(RocksStoreTest, SecondOpenOfALockedDirectoryFailsCleanly) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  auto first = open_rocks_store(options);
+  ASSERT_TRUE(first);
+  auto second = open_rocks_store(options);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace idempay::storage
