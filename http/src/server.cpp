@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -74,6 +75,9 @@ struct Server::Impl {
   ServerOptions options;
   Handler& handler;
   net::io_context ioc;
+  // Sessions waiting for their handler have no I/O pending; without this guard the loops
+  // would return as soon as the acceptor closes, and late replies would never be written.
+  net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
   std::mutex mutex;
@@ -173,7 +177,7 @@ private:
     server_.begin_request();
     Responder respond([self = shared_from_this()](Response response) {
       net::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
-        self->server_.end_request();
+        self->counted_ = true;  // counted until the answer is written
         self->write(std::move(r));
       });
     });
@@ -194,6 +198,10 @@ private:
     res_.prepare_payload();
     stream_.expires_after(server_.options.read_timeout);
     bhttp::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (self->counted_) {
+        self->counted_ = false;
+        self->server_.end_request();
+      }
       if (ec || !self->keep_alive_) {
         return self->close();
       }
@@ -213,6 +221,7 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
   bool keep_alive_ = true;
+  bool counted_ = false;  // the answer being written was counted by begin_request
 };
 
 }  // namespace
@@ -274,8 +283,7 @@ size_t Server::stop(std::chrono::milliseconds drain) {
     impl_->drained.wait_for(lock, drain, [this] { return impl_->in_flight == 0; });
     left = impl_->in_flight;
   }
-  // Give the last replies a moment to be written before the loops stop.
-  std::this_thread::sleep_for(std::chrono::milliseconds(left == 0 && drain.count() > 0 ? 50 : 0));
+  impl_->work.reset();
   impl_->ioc.stop();
   for (auto& t : impl_->threads) {
     t.join();

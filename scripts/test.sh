@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds everything with AddressSanitizer and
+# UndefinedBehaviorSanitizer, then runs the unit tests and the integration tests (the real
+# binary on loopback) through ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+build_dir=${IDEMPAY_TEST_BUILD_DIR:-build-asan}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DIDEMPAY_SANITIZE=address,undefined >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
+cd "$build_dir"
+ctest --output-on-failure -j 2 "$@"

@@ -1,0 +1,177 @@
+"""Fixtures that run the real idempay binary on loopback, on ports the kernel picks."""
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import threading
+import time
+import http.client
+
+import pytest
+
+BIN = os.environ.get("IDEMPAY_BIN", "build/idempay")
+SPEC = os.environ.get("IDEMPAY_SPEC", "tests/data/ppp-openapi.json")
+# Every card number any test sends; none may ever reach a data directory or a log (G6).
+TEST_CARDS = ["4444333322221111", "4444333322221112", "4222222222222224", "4222222222222225",
+              "4111111111111111"]
+APP_KEY, APP_TOKEN = "merchant-key", "merchant-token-0123456789"
+AUTH = {"X-VTEX-API-AppKey": APP_KEY, "X-VTEX-API-AppToken": APP_TOKEN,
+        "Content-Type": "application/json"}
+LISTEN_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
+
+
+class Process:
+    """A child process whose stderr goes to a log file; `port` is read from that log."""
+
+    def __init__(self, args, log_path, env=None):
+        self.args, self.log_path = args, log_path
+        self.log = open(log_path, "ab")
+        self.log_offset = self.log.tell()  # a restart appends: look only at what follows
+        self.proc = subprocess.Popen([BIN] + args, stdout=self.log, stderr=self.log,
+                                     env=dict(os.environ, **(env or {})))
+        self.port = self._wait_for_port()
+
+    def _wait_for_port(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = LISTEN_RE.findall(pathlib.Path(self.log_path).read_bytes()[self.log_offset:])
+            if found:
+                return int(found[-1])
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.args[0]} exited: {pathlib.Path(self.log_path).read_text()}")
+            time.sleep(0.02)
+        raise RuntimeError("server did not start")
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def terminate(self, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(timeout=timeout)
+        return self.proc.returncode
+
+
+def request(port, method, path, body=None, headers=None, timeout=30):
+    """One request on a fresh connection; returns (status, raw body bytes, headers)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    conn.request(method, path, body=data, headers=headers if headers is not None else AUTH)
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    return resp.status, raw, {k.lower(): v for k, v in resp.getheaders()}
+
+
+def concurrently(n, fn):
+    """Runs fn(i) on n threads released together by a barrier; returns the results in order."""
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def run(i):
+        barrier.wait()
+        results[i] = fn(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results
+
+
+def create_body(payment_id, card="4444333322221111", value=31.9, **extra):
+    body = {
+        "reference": "ref-" + payment_id, "orderId": "order-" + payment_id,
+        "shopperInteraction": "ecommerce", "transactionId": "tx-" + payment_id,
+        "paymentId": payment_id, "paymentMethod": "Visa", "paymentMethodCustomCode": None,
+        "merchantName": "mystore", "value": value, "currency": "BRL", "installments": 1,
+        "deviceFingerprint": "df", "ipAddress": "127.0.0.1",
+        "card": {"holder": "John Doe", "number": card, "csc": "123",
+                 "expiration": {"month": "12", "year": "2030"}},
+        "miniCart": {"shippingValue": 0, "taxValue": 0, "buyer": {}, "shippingAddress": {},
+                     "billingAddress": {}, "items": []},
+        "url": "https://admin.example/orders/" + payment_id,
+        "callbackUrl": "https://gateway.example/api/pvt/payment-provider/transactions/t/payments/"
+                       + payment_id + "/callback?accountName=mystore&X-VTEX-signature=abc",
+        "returnUrl": "https://shop.example/checkout",
+    }
+    body.update(extra)
+    return body
+
+
+class Connector:
+    """`idempay serve` on a data directory of its own; can be killed and restarted on it."""
+
+    def __init__(self, base, name, acquirer="stub", extra_args=()):
+        self.dir = base / name
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.dir / "data"
+        self.creds = self.dir / "credentials.json"
+        self.creds.write_text(json.dumps({"merchants": [
+            {"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN}]}))
+        self.args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(self.data_dir),
+                     "--credentials", str(self.creds), "--acquirer", acquirer,
+                     "--idle-timeout-ms", "200", *extra_args]
+        self.start()
+
+    def start(self):
+        self.process = Process(self.args, self.dir / "connector.log")  # appends on restart
+        self.port = self.process.port
+
+    def post(self, path, body, headers=None):
+        return request(self.port, "POST", path, body, headers)
+
+    def get(self, path, headers=None):
+        return request(self.port, "GET", path, None, headers)
+
+
+@pytest.fixture(scope="session")
+def base_dir(tmp_path_factory):
+    base = tmp_path_factory.mktemp("idempay")
+    yield base
+    # After the whole suite: raw bytes of every data file and log, card numbers nowhere (G6).
+    leaks = []
+    for path in base.rglob("*"):
+        if path.is_file():
+            raw = path.read_bytes()
+            leaks += [f"{path}: {card}" for card in TEST_CARDS if card.encode() in raw]
+    assert not leaks, "card numbers found at rest: " + ", ".join(leaks)
+
+
+@pytest.fixture
+def connector_factory(base_dir, request):
+    made = []
+
+    def make(acquirer="stub", extra_args=()):
+        c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.process.terminate()
+
+
+@pytest.fixture
+def connector(connector_factory):
+    return connector_factory()
+
+
+@pytest.fixture
+def stub_server(base_dir, request):
+    name = request.node.name
+    process = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "1000"],
+                      base_dir / f"{name}-stub.log")
+    process.url = f"http://127.0.0.1:{process.port}"
+    yield process
+    process.terminate()
+
+
+def ledger(stub):
+    status, raw, _ = request(stub.port, "GET", "/ledger", headers={})
+    assert status == 200
+    return json.loads(raw)

@@ -1,0 +1,30 @@
+"""Clean shutdown: SIGTERM drains the requests in flight, then the process exits 0."""
+import json
+import threading
+import time
+
+from conftest import create_body
+
+
+def test_sigterm_drains_in_flight_requests(connector_factory):
+    connector = connector_factory(extra_args=["--stub-latency-ms", "400"])
+    results = []
+
+    def call(i):
+        results.append(connector.post("/payments", create_body(f"drain-{i}")))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.15)  # requests are now waiting on the acquirer
+    assert connector.process.terminate() == 0
+    for t in threads:
+        t.join()
+    assert len(results) == 8
+    assert all(status == 200 and json.loads(raw)["status"] == "approved" for status, raw, _ in results)
+    assert b"stopped cleanly" in connector.process.log_path.read_bytes()
+
+    connector.start()  # and everything answered was durable
+    for i in range(8):
+        status, raw, _ = connector.post("/payments", create_body(f"drain-{i}"))
+        assert json.loads(raw)["status"] == "approved"
