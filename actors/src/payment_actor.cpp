@@ -41,6 +41,9 @@ public:
 
   caf::behavior behavior() {
     auto me = shared_from_this();
+    // Deferred commands hold `me`; break that cycle when the actor ends (shutdown) so that
+    // every waiting caller is answered (503, retryable) instead of waiting forever.
+    self_->attach_functor([me] { me->release_waiters(); });
     return {
         [me](create_atom, CreateCommand& cmd) {
           me->on_routed();
@@ -57,6 +60,12 @@ public:
 
 private:
   // -- plumbing ----------------------------------------------------------------------------
+
+  void release_waiters() {
+    deferred_.clear();
+    create_waiters_.clear();
+    op_waiters_.clear();
+  }
 
   // Wraps `fn` so that, called from any thread, it runs later inside this actor.
   template <class T>

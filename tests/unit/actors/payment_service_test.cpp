@@ -156,6 +156,48 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
   EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
 }
 
+// Passivation race: with a 1 ms idle timeout actors retire constantly while requests for the
+// same payments keep arriving. If two actors ever served one payment, their etag-checked
+// writes would collide (503) or the settled totals would disagree.
+TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
+  auto store = storage::make_memory_store();
+  acquirer::StubAcquirer stub;
+  ServiceOptions options;
+  options.idle_timeout = std::chrono::milliseconds(1);
+  PaymentService service(*store, stub, options);
+  ASSERT_TRUE(service.start());
+  constexpr int kPayments = 5;
+  constexpr int kSettlesEach = 400;
+  for (int p = 0; p < kPayments; ++p) {
+    std::promise<Reply> done;
+    service.create_payment(create_request("race-" + std::to_string(p), "4444333322221111", kSettlesEach),
+                           [&done](Reply r) { done.set_value(std::move(r)); });
+    ASSERT_EQ(done.get_future().get().status, 200u);
+  }
+  std::vector<std::promise<Reply>> replies(kPayments * kSettlesEach);
+  for (int i = 0; i < kSettlesEach; ++i) {
+    for (int p = 0; p < kPayments; ++p) {
+      if (p == 0 && i % 3 == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(1500));  // let actors go idle
+      }
+      service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p),
+                         "race-" + std::to_string(p) + "-" + std::to_string(i), 1),
+                      [&replies, i, p](Reply r) { replies[i * kPayments + p].set_value(std::move(r)); });
+    }
+  }
+  for (auto& r : replies) {
+    EXPECT_EQ(r.get_future().get().status, 200u);
+  }
+  // Every cent was settled exactly once: one more settlement of 1 must be refused.
+  for (int p = 0; p < kPayments; ++p) {
+    std::promise<Reply> extra;
+    service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1),
+                    [&extra](Reply r) { extra.set_value(std::move(r)); });
+    EXPECT_EQ(extra.get_future().get().status, 400u);
+  }
+  service.shutdown();
+}
+
 // A store that refuses every commit: nothing may be reported as done.
 class FailingStore final : public storage::Store {
 public:
