@@ -1,91 +1,226 @@
 #include "idempay/http/client.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "idempay/http/address_policy.hpp"
 
 namespace idempay::http {
 
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// -- Url --------------------------------------------------------------------------------------
 
 Result<Url> Url::parse(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return make_error(ErrorCode::kInvalidArgument, "only http:// URLs are supported: " + std::string(url));
-  }
-  url.remove_prefix(kScheme.size());
-  auto slash = url.find('/');
-  std::string_view authority = url.substr(0, slash);
   Url out;
-  out.base_path = slash == std::string_view::npos ? std::string() : std::string(url.substr(slash));
-  while (!out.base_path.empty() && out.base_path.back() == '/') {
-    out.base_path.pop_back();
+  if (url.rfind("https://", 0) == 0) {
+    out.tls = true;
+    out.port = "443";
+    url.remove_prefix(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    url.remove_prefix(7);
+  } else {
+    return make_error(ErrorCode::kInvalidArgument, "URL must start with http:// or https://");
   }
-  auto colon = authority.rfind(':');
-  out.host = std::string(authority.substr(0, colon));
-  if (colon != std::string_view::npos) {
-    out.port = std::string(authority.substr(colon + 1));
+  auto end = url.find_first_of("/?#");
+  std::string_view authority = url.substr(0, end);
+  std::string_view rest = end == std::string_view::npos ? std::string_view() : url.substr(end);
+  if (authority.find('@') != std::string_view::npos) {
+    return make_error(ErrorCode::kInvalidArgument, "URLs with user information are refused");
   }
-  if (out.host.empty() || out.port.empty()) {
-    return make_error(ErrorCode::kInvalidArgument, "URL needs a host: " + std::string(url));
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return make_error(ErrorCode::kInvalidArgument, "bad IPv6 literal in URL");
+    }
+    out.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (!authority.empty()) {
+      if (authority.front() != ':') {
+        return make_error(ErrorCode::kInvalidArgument, "bad URL authority");
+      }
+      out.port = std::string(authority.substr(1));
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      out.port = std::string(authority.substr(colon + 1));
+    }
   }
+  if (out.host.empty() || out.port.empty() ||
+      !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return make_error(ErrorCode::kInvalidArgument, "URL needs a host and a numeric port");
+  }
+  auto fragment = rest.find('#');
+  rest = rest.substr(0, fragment);
+  out.target = rest.empty() ? "/" : (rest.front() == '?' ? "/" + std::string(rest) : std::string(rest));
   return out;
 }
 
+std::string Url::host_header() const {
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  bool default_port = (tls && port == "443") || (!tls && port == "80");
+  return default_port ? h : h + ":" + port;
+}
+
+std::string_view ClientResponse::header(std::string_view lower_name) const {
+  for (const auto& h : headers) {
+    if (h.name == lower_name) {
+      return h.value;
+    }
+  }
+  return {};
+}
+
+// -- one exchange ----------------------------------------------------------------------------
+
 namespace {
 
-// One request/response exchange: resolve, connect, write, read, all under one deadline.
-class Exchange : public std::enable_shared_from_this<Exchange> {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Resolve -> check addresses -> connect -> (TLS) -> write -> read, under one deadline.
+template <class Stream>
+class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
 public:
-  Exchange(net::io_context& ioc, ClientCallback done)
-      : resolver_(net::make_strand(ioc)), stream_(resolver_.get_executor()), done_(std::move(done)) {}
+  template <class... StreamArgs>
+  Exchange(net::io_context& ioc, OutboundRequest request, Url url, ClientCallback done, StreamArgs&&... args)
+      : resolver_(net::make_strand(ioc)),
+        stream_(resolver_.get_executor(), std::forward<StreamArgs>(args)...),
+        request_(std::move(request)),
+        url_(std::move(url)),
+        done_(std::move(done)),
+        deadline_(Clock::now() + request_.total_timeout) {}
 
-  void start(const Url& url, bhttp::request<bhttp::string_body> req, std::chrono::milliseconds timeout) {
-    req_ = std::move(req);
-    stream_.expires_after(timeout);
-    resolver_.async_resolve(url.host, url.port,
-                            [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type r) {
-                              if (ec) return self->fail(ec);
-                              self->stream_.async_connect(r, [self](beast::error_code ec2, const auto&) {
-                                if (ec2) return self->fail(ec2);
-                                self->write();
-                              });
-                            });
-  }
-
-private:
-  void write() {
-    bhttp::async_write(stream_, req_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->fail(ec);
-      self->parser_.body_limit(1024 * 1024);
-      bhttp::async_read(self->stream_, self->buffer_, self->parser_,
-                        [self](beast::error_code ec2, size_t) {
-                          if (ec2) return self->fail(ec2);
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-                          auto& res = self->parser_.get();
-                          self->done_(ClientResponse{res.result_int(), std::move(res.body())});
-                        });
+  void start() {
+    lowest().expires_after(request_.connect_timeout);
+    resolver_.async_resolve(url_.host, url_.port, [self = this->shared_from_this()](beast::error_code ec, tcp::resolver::results_type r) {
+      self->on_resolve(ec, std::move(r));
     });
   }
 
-  void fail(beast::error_code ec) {
-    if (ec == beast::error::timeout) {
-      return done_(make_error(ErrorCode::kTimeout, "HTTP request timed out"));
+private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
+    if (ec) {
+      return fail(ec, "cannot resolve " + url_.host);
     }
-    done_(make_error(ErrorCode::kUnavailable, "HTTP request failed: " + ec.message()));
+    std::vector<tcp::endpoint> allowed;
+    for (const auto& entry : results) {
+      if (request_.allow_private || is_public_address(entry.endpoint().address().to_string())) {
+        allowed.push_back(entry.endpoint());
+      }
+    }
+    if (allowed.empty()) {
+      return finish(make_error(ErrorCode::kForbidden,
+                               "destination " + url_.host + " resolves only to non-public addresses"));
+    }
+    lowest().async_connect(allowed, [self = this->shared_from_this()](beast::error_code ec2, const tcp::endpoint&) {
+      if (ec2) {
+        return self->fail(ec2, "cannot connect to " + self->url_.host);
+      }
+      self->after_connect();
+    });
+  }
+
+  void after_connect() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      write();
+    } else {
+      if (!SSL_set_tlsext_host_name(stream_.native_handle(), url_.host.c_str())) {
+        return finish(make_error(ErrorCode::kUnavailable, "cannot set TLS server name"));
+      }
+      stream_.set_verify_callback(ssl::host_name_verification(url_.host));
+      stream_.async_handshake(ssl::stream_base::client, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) {
+          return self->fail(ec, "TLS handshake with " + self->url_.host + " failed");
+        }
+        self->write();
+      });
+    }
+  }
+
+  void write() {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    lowest().expires_after(std::max(remaining, std::chrono::milliseconds(1)));
+    req_.method(bhttp::string_to_verb(request_.method));
+    req_.target(url_.target);
+    req_.version(11);
+    req_.set(bhttp::field::host, url_.host_header());
+    req_.set(bhttp::field::user_agent, "idempay");
+    req_.set(bhttp::field::connection, "close");
+    for (const auto& h : request_.headers) {
+      req_.set(h.name, h.value);
+    }
+    req_.body() = std::move(request_.body);
+    req_.prepare_payload();
+    bhttp::async_write(stream_, req_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        return self->fail(ec, "sending to " + self->url_.host + " failed");
+      }
+      self->parser_.body_limit(self->request_.max_response_bytes);
+      self->parser_.header_limit(16 * 1024);
+      bhttp::async_read(self->stream_, self->buffer_, self->parser_, [self](beast::error_code ec2, size_t) {
+        if (ec2) {
+          return self->fail(ec2, "reading the answer of " + self->url_.host + " failed");
+        }
+        self->on_response();
+      });
+    });
+  }
+
+  void on_response() {
+    auto& res = parser_.get();
+    ClientResponse out;
+    out.status = res.result_int();
+    out.body = std::move(res.body());
+    for (const auto& field : res) {
+      out.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
+    }
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    finish(std::move(out));
+  }
+
+  void fail(beast::error_code ec, std::string what) {
+    if (ec == beast::error::timeout) {
+      return finish(make_error(ErrorCode::kTimeout, what + ": timed out"));
+    }
+    finish(make_error(ErrorCode::kUnavailable, what + ": " + ec.message()));
+  }
+
+  void finish(Result<ClientResponse> r) {
+    if (done_) {
+      auto done = std::move(done_);
+      done_ = nullptr;
+      done(std::move(r));
+    }
   }
 
   tcp::resolver resolver_;
-  beast::tcp_stream stream_;
+  Stream stream_;
+  OutboundRequest request_;
+  Url url_;
   ClientCallback done_;
+  Clock::time_point deadline_;
   bhttp::request<bhttp::string_body> req_;
   beast::flat_buffer buffer_;
   bhttp::response_parser<bhttp::string_body> parser_;
@@ -95,11 +230,22 @@ private:
 
 struct Client::Impl {
   net::io_context ioc{1};
+  ssl::context tls{ssl::context::tls_client};
   net::executor_work_guard<net::io_context::executor_type> guard = net::make_work_guard(ioc);
-  std::thread thread{[this] { ioc.run(); }};
+  std::thread thread;
 };
 
-Client::Client() : impl_(std::make_unique<Impl>()) {}
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->tls.set_default_verify_paths();
+  impl_->tls.set_verify_mode(ssl::verify_peer);
+  impl_->tls.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                         ssl::context::no_tlsv1_1);
+  if (!options.extra_ca_file.empty()) {
+    boost::system::error_code ec;
+    impl_->tls.load_verify_file(options.extra_ca_file, ec);
+  }
+  impl_->thread = std::thread([this] { impl_->ioc.run(); });
+}
 
 Client::~Client() {
   impl_->guard.reset();
@@ -107,18 +253,36 @@ Client::~Client() {
   impl_->thread.join();
 }
 
-void Client::request(const Url& url, std::string method, std::string target, std::string body,
-                     std::chrono::milliseconds timeout, ClientCallback done) {
-  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), url.base_path + target, 11};
-  req.set(bhttp::field::host, url.host);
-  req.set(bhttp::field::content_type, "application/json");
-  req.set(bhttp::field::accept, "application/json");
-  req.body() = std::move(body);
-  req.prepare_payload();
-  auto exchange = std::make_shared<Exchange>(impl_->ioc, std::move(done));
-  net::post(impl_->ioc, [exchange, url, req = std::move(req), timeout]() mutable {
-    exchange->start(url, std::move(req), timeout);
+void Client::send(OutboundRequest request, ClientCallback done) {
+  auto url = Url::parse(request.url);
+  if (!url) {
+    return done(tl::unexpected(url.error()));
+  }
+  net::post(impl_->ioc, [this, request = std::move(request), url = std::move(*url), done = std::move(done)]() mutable {
+    if (url.tls) {
+      std::make_shared<Exchange<beast::ssl_stream<beast::tcp_stream>>>(impl_->ioc, std::move(request), std::move(url),
+                                                                      std::move(done), impl_->tls)
+          ->start();
+    } else {
+      std::make_shared<Exchange<beast::tcp_stream>>(impl_->ioc, std::move(request), std::move(url), std::move(done))
+          ->start();
+    }
   });
+}
+
+void Client::request(const Url& base, std::string method, std::string target, std::string body,
+                     std::chrono::milliseconds timeout, ClientCallback done) {
+  OutboundRequest r;
+  r.method = std::move(method);
+  r.url = std::string(base.tls ? "https://" : "http://") + base.host_header() +
+          (base.target == "/" ? "" : base.target) + target;
+  r.headers = {{"content-type", "application/json"}, {"accept", "application/json"}};
+  r.body = std::move(body);
+  r.connect_timeout = timeout;
+  r.total_timeout = timeout;
+  r.max_response_bytes = 1024 * 1024;
+  r.allow_private = true;  // the acquirer is configured by the operator, not by a request
+  send(std::move(r), std::move(done));
 }
 
 }  // namespace idempay::http

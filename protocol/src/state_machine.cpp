@@ -19,6 +19,7 @@ const char* to_string(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument: return "invalid-request";
     case ErrorCode::kUnauthenticated: return "unauthenticated";
+    case ErrorCode::kForbidden: return "forbidden";
     case ErrorCode::kNotFound: return "not-found";
     case ErrorCode::kConflict: return "conflict";
     case ErrorCode::kIllegalState: return "invalid-state";

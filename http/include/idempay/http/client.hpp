@@ -11,32 +11,61 @@
 
 namespace idempay::http {
 
-/// `http://host:port/base` split into parts.
+/// `http[s]://host[:port]/path?query` split into parts.
 struct Url {
-  std::string host;
+  bool tls = false;
+  std::string host;  ///< without brackets for IPv6 literals
   std::string port = "80";
-  std::string base_path;  ///< without a trailing '/'
+  std::string target = "/";  ///< path and query exactly as given; "/" if empty
   static Result<Url> parse(std::string_view url);
+  /// The Host header value: host, plus the port when it is not the scheme's default.
+  std::string host_header() const;
 };
 
 struct ClientResponse {
   unsigned status = 0;
   std::string body;
+  std::vector<Header> headers;  ///< lower-case names
+  std::string_view header(std::string_view lower_name) const;
 };
 using ClientCallback = std::function<void(Result<ClientResponse>)>;
 
-/// Asynchronous HTTP/1.1 client on its own I/O thread. Each call opens a connection (the
-/// acquirer is on the same network), sends, reads at most 1 MiB, and calls back exactly once
-/// from the client's thread: kTimeout if no full answer came within `timeout`, kUnavailable
-/// for connection failures.
+/// One outbound request. The URL is used exactly as given (query string included).
+struct OutboundRequest {
+  std::string method = "POST";
+  std::string url;
+  std::vector<Header> headers;
+  std::string body;
+  std::chrono::milliseconds connect_timeout{5'000};  ///< resolve + connect + TLS handshake
+  std::chrono::milliseconds total_timeout{15'000};   ///< the whole exchange
+  size_t max_response_bytes = 64 * 1024;             ///< larger answers fail the request
+  /// Connect to loopback, private, link-local, metadata and other non-public addresses.
+  /// Default: false — such destinations fail with kForbidden (SSRF guard).
+  bool allow_private = false;
+};
+
+struct ClientOptions {
+  /// Extra PEM CA file trusted besides the system store (tests, private PKI). Default: none
+  std::string extra_ca_file;
+};
+
+/// Asynchronous HTTP/1.1 client on its own I/O thread. Every call calls back exactly once,
+/// from the client's thread. Redirects are never followed (a 3xx is returned as is).
+/// HTTPS verifies the certificate chain and the host name. The SSRF guard checks the
+/// addresses a name resolves to and connects only to those that passed, so a DNS answer
+/// cannot switch the destination between check and use. Errors: kForbidden (refused
+/// destination), kTimeout, kUnavailable (resolution, connection, TLS or protocol failure).
 class Client {
 public:
-  Client();
+  explicit Client(ClientOptions options = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  void request(const Url& url, std::string method, std::string target, std::string body,
+  void send(OutboundRequest request, ClientCallback done);
+
+  /// Shorthand for the acquirer: `base` + `target`, JSON body, private addresses allowed.
+  void request(const Url& base, std::string method, std::string target, std::string body,
                std::chrono::milliseconds timeout, ClientCallback done);
 
 private:

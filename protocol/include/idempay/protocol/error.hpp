@@ -11,6 +11,7 @@ namespace idempay {
 enum class ErrorCode : uint8_t {
   kInvalidArgument,  ///< malformed or semantically invalid input (400)
   kUnauthenticated,  ///< missing or wrong credentials (401)
+  kForbidden,        ///< a destination or action that policy refuses (403)
   kNotFound,         ///< the addressed payment or record does not exist (404)
   kConflict,         ///< same key with different content, or an etag mismatch (409 / 400)
   kIllegalState,     ///< the payment's state forbids the operation (400)
