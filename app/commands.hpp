@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace idempay::app {
 
@@ -13,12 +14,22 @@ struct ServeConfig {
   std::string acquirer = "stub";
   int64_t acquirer_timeout_ms = 10'000;
   int64_t stub_latency_ms = 0;
+  int64_t stub_pending_delay_ms = 2'000;
   std::string credentials;
   bool callback_allow_private = false;
   int64_t idle_timeout_ms = 30'000;
   int io_threads = 2;
   int workers = 0;
   int64_t drain_timeout_ms = 10'000;
+  std::vector<std::string> acquirer_webhook_secrets;  ///< whsec_...; several during rotation
+  std::string callback_app_key;
+  std::string callback_app_token;
+  std::string callback_signing_secret;  ///< whsec_...; generated into the data dir if empty
+  int64_t callback_retry_base_ms = 5'000;
+  int64_t callback_retry_window_ms = 7LL * 24 * 3'600'000;
+  int callback_max_per_destination = 4;
+  int64_t callback_timeout_ms = 15'000;
+  std::string callback_ca_file;
   std::string log_format = "text";
   std::string log_level = "info";
 };
@@ -30,7 +41,19 @@ struct StubConfig {
   std::string listen = "127.0.0.1:9090";
   int64_t latency_ms = 0;
   int64_t pending_delay_ms = 2'000;
+  std::string webhook_url;
+  std::string webhook_secret;
 };
+
+struct DeliveriesConfig {
+  std::string action;  ///< "list" or "replay"
+  std::string id;
+  std::string data_dir = "./data";
+  bool json = false;
+};
+
+/// Lists callback deliveries or replays a dead letter, on a stopped connector's data dir.
+int run_deliveries(const DeliveriesConfig& config);
 
 /// Runs the acquirer stub server until SIGTERM/SIGINT.
 int run_acquirer_stub(const StubConfig& config);

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_ACQUIRER_TIMEOUT_MS")->capture_default_str();
   s->add_option("--stub-latency-ms", serve.stub_latency_ms, "latency of the in-process stub")
       ->envname("IDEMPAY_STUB_LATENCY_MS")->capture_default_str();
+  s->add_option("--stub-pending-delay-ms", serve.stub_pending_delay_ms,
+                "how long the in-process stub keeps async cards pending")
+      ->envname("IDEMPAY_STUB_PENDING_DELAY_MS")->capture_default_str();
   s->add_option("--credentials", serve.credentials, "merchant AppKey/AppToken JSON file")
       ->envname("IDEMPAY_CREDENTIALS");
   s->add_flag("--callback-allow-private", serve.callback_allow_private,
@@ -46,17 +49,56 @@ int main(int argc, char** argv) {
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
 
+  s->add_option("--acquirer-webhook-secret", serve.acquirer_webhook_secrets,
+                "whsec_ secret(s) that sign acquirer webhooks (repeat during rotation)")
+      ->envname("IDEMPAY_ACQUIRER_WEBHOOK_SECRET");
+  s->add_option("--callback-app-key", serve.callback_app_key, "the connector's own VTEX AppKey for callbacks")
+      ->envname("IDEMPAY_CALLBACK_APP_KEY");
+  s->add_option("--callback-app-token", serve.callback_app_token, "the connector's own VTEX AppToken")
+      ->envname("IDEMPAY_CALLBACK_APP_TOKEN");
+  s->add_option("--callback-signing-secret", serve.callback_signing_secret,
+                "whsec_ secret that signs callbacks (default: generated into the data dir)")
+      ->envname("IDEMPAY_CALLBACK_SIGNING_SECRET");
+  s->add_option("--callback-retry-base-ms", serve.callback_retry_base_ms, "first callback retry delay")
+      ->envname("IDEMPAY_CALLBACK_RETRY_BASE_MS")->capture_default_str();
+  s->add_option("--callback-retry-window-ms", serve.callback_retry_window_ms,
+                "a callback not delivered within this window becomes a dead letter")
+      ->envname("IDEMPAY_CALLBACK_RETRY_WINDOW_MS")->capture_default_str();
+  s->add_option("--callback-max-per-destination", serve.callback_max_per_destination,
+                "callback attempts in flight per host")
+      ->envname("IDEMPAY_CALLBACK_MAX_PER_DESTINATION")->capture_default_str();
+  s->add_option("--callback-timeout-ms", serve.callback_timeout_ms, "total time of one callback attempt")
+      ->envname("IDEMPAY_CALLBACK_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--callback-ca-file", serve.callback_ca_file, "extra PEM CA trusted for https callbacks")
+      ->envname("IDEMPAY_CALLBACK_CA_FILE");
+
   StubConfig stub;
   auto* st = app.add_subcommand("acquirer-stub", "run the deterministic acquirer stub as an HTTP server");
   st->add_option("--listen", stub.listen, "HOST:PORT to listen on")->capture_default_str();
   st->add_option("--latency-ms", stub.latency_ms, "added to every answer")->capture_default_str();
   st->add_option("--pending-delay-ms", stub.pending_delay_ms, "how long async cards stay pending")
       ->capture_default_str();
+  st->add_option("--webhook-url", stub.webhook_url, "where to POST signed outcome webhooks");
+  st->add_option("--webhook-secret", stub.webhook_secret, "whsec_ secret that signs them");
+
+  DeliveriesConfig deliveries;
+  auto* dl = app.add_subcommand("deliveries", "list callback deliveries or replay a dead letter (stopped connector)");
+  dl->require_subcommand(1);
+  auto* dl_list = dl->add_subcommand("list", "pending deliveries and dead letters");
+  dl_list->add_option("--data-dir", deliveries.data_dir, "the connector's data directory")->capture_default_str();
+  dl_list->add_flag("--json", deliveries.json, "machine-readable output");
+  auto* dl_replay = dl->add_subcommand("replay", "move a dead letter back to the outbox (same webhook-id)");
+  dl_replay->add_option("ID", deliveries.id, "delivery id")->required();
+  dl_replay->add_option("--data-dir", deliveries.data_dir, "the connector's data directory")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
   configure_logging(log_format, log_level);
   if (s->parsed()) {
     return run_serve(serve);
+  }
+  if (dl->parsed()) {
+    deliveries.action = dl_replay->parsed() ? "replay" : "list";
+    return run_deliveries(deliveries);
   }
   return run_acquirer_stub(stub);
 }

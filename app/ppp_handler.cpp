@@ -2,7 +2,12 @@
 
 #include <algorithm>
 
+#include <chrono>
+
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/webhooks.hpp"
 
 namespace idempay::app {
 
@@ -58,8 +63,11 @@ const std::vector<std::string>& PppHandler::payment_methods() {
   return kMethods;
 }
 
-PppHandler::PppHandler(actors::PaymentService& service)
-    : service_(service), manifest_(build_manifest()), payment_methods_(build_payment_methods()) {}
+PppHandler::PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys)
+    : service_(service),
+      webhook_keys_(std::move(webhook_keys)),
+      manifest_(build_manifest()),
+      payment_methods_(build_payment_methods()) {}
 
 void PppHandler::handle(http::Request request, http::Responder respond) {
   const std::string_view path = request.path;
@@ -74,6 +82,9 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   if (path == "/payments") {
     return is_post ? create_payment(request, respond) : respond(method_not_allowed("POST"));
   }
+  if (path == "/webhooks/acquirer") {
+    return is_post ? acquirer_webhook(request, respond) : respond(method_not_allowed("POST"));
+  }
   // /payments/{paymentId}/{operation}
   constexpr std::string_view kPrefix = "/payments/";
   if (path.substr(0, kPrefix.size()) == kPrefix) {
@@ -85,6 +96,15 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
         {"cancellations", ppp::OperationKind::kCancel},
         {"settlements", ppp::OperationKind::kSettle},
         {"refunds", ppp::OperationKind::kRefund}};
+    if (op.rfind("inbound/", 0) == 0 || op.rfind("inbound-request/", 0) == 0) {
+      if (!is_post) {
+        return respond(method_not_allowed("POST"));
+      }
+      if (!ppp::is_valid_identifier(id)) {
+        return respond(ppp_error(400, "invalid-request", "paymentId in the URL is not valid"));
+      }
+      return inbound(id, request, respond);
+    }
     for (const auto& [name, kind] : kRoutes) {
       if (op == name) {
         if (!is_post) {
@@ -120,6 +140,60 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
   }
   service_.operate(std::move(*parsed), to_responder(respond));
+}
+
+// Acquirer webhooks: the signature is checked over the raw bytes before anything is parsed.
+void PppHandler::acquirer_webhook(http::Request& request, const http::Responder& respond) {
+  constexpr size_t kMaxWebhookBytes = 64 * 1024;
+  if (request.body.size() > kMaxWebhookBytes) {
+    return respond(problem(413, "Payload Too Large", "webhook bodies are limited to 64 KiB"));
+  }
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  std::string_view id = request.header("webhook-id");
+  auto verified = webhooks::verify(webhook_keys_, id, request.header("webhook-timestamp"),
+                                   request.header("webhook-signature"), request.body, now);
+  if (!verified || !ppp::is_valid_identifier(id)) {
+    return respond(problem(401, "Unauthorized", "webhook signature missing or invalid"));
+  }
+  auto doc = JsonValue::parse(request.body);
+  const JsonValue* data = doc ? doc->find("data") : nullptr;
+  auto status = data ? data->string_or("status") : "";
+  actors::AcquirerEvent event;
+  event.event_id = std::string(id);
+  event.body_hash = crypto::to_hex(crypto::sha256(request.body));
+  event.payment_id = data ? data->string_or("paymentId") : "";
+  if (!ppp::is_valid_identifier(event.payment_id) ||
+      (status != "approved" && status != "denied" && status != "pending")) {
+    return respond(problem(400, "Bad Request", "webhook data needs paymentId and status"));
+  }
+  auto& a = event.authorization;
+  a.status = status == "approved" ? acquirer::AuthorizationStatus::kApproved
+             : status == "denied" ? acquirer::AuthorizationStatus::kDenied
+                                  : acquirer::AuthorizationStatus::kPending;
+  a.tid = data->string_or("tid");
+  a.nsu = data->string_or("nsu");
+  a.authorization_id = data->string_or("authorizationId");
+  a.acquirer = data->string_or("acquirer");
+  a.code = data->string_or("code");
+  a.message = data->string_or("message");
+  a.revision = data->int_or("revision");
+  service_.ingest_event(std::move(event), to_responder(respond));
+}
+
+// The PPP inbound route: its content is only a hint; the acquirer's status call decides.
+void PppHandler::inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond) {
+  auto doc = JsonValue::parse(request.body);
+  std::string request_id = doc ? doc->string_or("requestId") : "";
+  std::string id(payment_id);
+  service_.refresh(id, [respond, id, request_id](actors::Reply reply) {
+    JsonWriter w;
+    w.begin_object().key("requestId").string(request_id).key("paymentId").string(id);
+    w.key("responseData").begin_object().key("statusCode").number(reply.status);
+    w.key("contentType").string("application/json").key("content").string(reply.body).end_object();
+    w.end_object();
+    respond(http::Response(reply.status >= 500 ? 500 : 200, std::move(w).take()));
+  });
 }
 
 }  // namespace idempay::app

@@ -8,12 +8,15 @@
 
 namespace idempay::app {
 
-/// The PPP routes: GET /manifest, GET /payment-methods, POST /payments and
-/// POST /payments/{paymentId}/{cancellations|settlements|refunds}. Parses and validates with
-/// protocol/, hands the payment to the PaymentService, answers through the responder.
+/// The PPP routes: GET /manifest, GET /payment-methods, POST /payments,
+/// POST /payments/{paymentId}/{cancellations|settlements|refunds}, the inbound routes
+/// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
+/// POST /webhooks/acquirer. Parses and validates with protocol/, hands the payment to the
+/// PaymentService, answers through the responder.
 class PppHandler final : public http::Handler {
 public:
-  explicit PppHandler(actors::PaymentService& service);
+  /// `webhook_keys`: raw secrets accepted on POST /webhooks/acquirer (several during rotation).
+  PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys);
   void handle(http::Request request, http::Responder respond) override;
 
   /// Card brands the manifest declares and Create Payment accepts.
@@ -23,8 +26,11 @@ private:
   void create_payment(http::Request& request, const http::Responder& respond);
   void operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,
                const http::Responder& respond);
+  void acquirer_webhook(http::Request& request, const http::Responder& respond);
+  void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
+  std::vector<std::string> webhook_keys_;
   std::string manifest_;
   std::string payment_methods_;
 };

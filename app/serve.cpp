@@ -10,7 +10,9 @@
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/server.hpp"
+#include "callback_transport.hpp"
 #include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/webhooks.hpp"
 #include "idempay/storage/store.hpp"
 #include "ppp_handler.hpp"
 
@@ -104,10 +106,38 @@ Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
   return storage::open_rocks_store(storage::RocksOptions{path, true});
 }
 
+// A secret kept in a 0600 file in the data directory, created on first use.
+std::string dev_secret(const ServeConfig& config, const char* file) {
+  auto path = std::filesystem::path(config.data_dir) / file;
+  std::ifstream in(path);
+  std::string secret;
+  if (in >> secret) {
+    return secret;
+  }
+  std::filesystem::create_directories(config.data_dir);
+  secret = webhooks::generate_secret();
+  std::ofstream(path) << secret << "\n";
+  ::chmod(path.c_str(), 0600);
+  return secret;
+}
+
+Result<std::vector<std::string>> decode_secrets(const std::vector<std::string>& secrets) {
+  std::vector<std::string> keys;
+  for (const auto& s : secrets) {
+    auto key = webhooks::decode_secret(s);
+    if (!key) {
+      return tl::unexpected(key.error());
+    }
+    keys.push_back(std::move(*key));
+  }
+  return keys;
+}
+
 std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
   if (config.acquirer == "stub") {
     acquirer::StubOptions options;
     options.latency = std::chrono::milliseconds(config.stub_latency_ms);
+    options.pending_delay = std::chrono::milliseconds(config.stub_pending_delay_ms);
     return std::make_unique<acquirer::StubAcquirer>(options);
   }
   return acquirer::make_http_acquirer(config.acquirer, std::chrono::milliseconds(config.acquirer_timeout_ms));
@@ -136,23 +166,68 @@ int run_serve(const ServeConfig& config) {
     spdlog::error("--acquirer must be 'stub' or an http:// URL, got {}", config.acquirer);
     return 2;
   }
+  auto webhook_keys = decode_secrets(config.acquirer_webhook_secrets);
+  if (!webhook_keys) {
+    spdlog::error("--acquirer-webhook-secret: {}", webhook_keys.error().message);
+    return 2;
+  }
+  // The in-process stub reports to this very server, signed with a key of its own.
+  auto* stub = dynamic_cast<acquirer::StubAcquirer*>(acquirer.get());
+  std::string stub_key = crypto::random_bytes(32);
+  if (stub != nullptr) {
+    webhook_keys->push_back(stub_key);
+  }
+  std::string signing_secret = config.callback_signing_secret;
+  if (signing_secret.empty()) {
+    signing_secret = dev_secret(config, "dev-callback-secret");
+    spdlog::warn("no --callback-signing-secret given; callbacks are signed with the secret in {}/dev-callback-secret",
+                 config.data_dir);
+  }
+  auto signing_key = webhooks::decode_secret(signing_secret);
+  if (!signing_key) {
+    spdlog::error("--callback-signing-secret: {}", signing_key.error().message);
+    return 2;
+  }
+  if (config.callback_app_key.empty() || config.callback_app_token.empty()) {
+    spdlog::warn("no --callback-app-key/--callback-app-token: callbacks carry empty VTEX credentials");
+  }
+  CallbackTransportOptions transport_options;
+  transport_options.app_key = config.callback_app_key;
+  transport_options.app_token = config.callback_app_token;
+  transport_options.signing_key = *signing_key;
+  transport_options.allow_private = config.callback_allow_private;
+  transport_options.total_timeout = std::chrono::milliseconds(config.callback_timeout_ms);
+  transport_options.extra_ca_file = config.callback_ca_file;
+  auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
+
   actors::ServiceOptions service_options;
   service_options.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
   service_options.workers = config.workers;
-  auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, service_options);
+  service_options.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
+  service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
+  service_options.callbacks.max_per_destination = config.callback_max_per_destination;
+  auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
   if (auto s = service->start(); !s) {
     spdlog::error("cannot start: {}", s.error().message);
     return 1;
   }
-  PppHandler handler(*service);
+  PppHandler handler(*service, std::move(*webhook_keys));
   server_options.io_threads = config.io_threads;
-  server_options.public_paths = {"/manifest", "/payment-methods"};
+  server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer"};
   server_options.credentials = *credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();
   if (!port) {
     spdlog::error("{}", port.error().message);
     return 1;
+  }
+  if (stub != nullptr) {
+    bool any = server_options.host == "0.0.0.0" || server_options.host == "::";
+    std::string self_host = any ? "127.0.0.1" : server_options.host;
+    if (self_host.find(':') != std::string::npos) {
+      self_host = "[" + self_host + "]";
+    }
+    stub->enable_webhooks({"http://" + self_host + ":" + std::to_string(*port) + "/webhooks/acquirer", stub_key});
   }
   // Tests and scripts read this line to learn the port when listening on port 0.
   spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
@@ -169,6 +244,7 @@ int run_serve(const ServeConfig& config) {
   service->shutdown();
   store->reset();
   acquirer.reset();
+  transport.reset();
   service.reset();
   server.reset();
   spdlog::info("stopped cleanly");

@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "idempay/acquirer/stub_server.hpp"
+#include "idempay/protocol/webhooks.hpp"
 
 namespace idempay::app {
 
@@ -15,6 +16,14 @@ int run_acquirer_stub(const StubConfig& config) {
   stub_options.latency = std::chrono::milliseconds(config.latency_ms);
   stub_options.pending_delay = std::chrono::milliseconds(config.pending_delay_ms);
   acquirer::StubAcquirer stub(stub_options);
+  if (!config.webhook_url.empty()) {
+    auto key = webhooks::decode_secret(config.webhook_secret);
+    if (!key) {
+      spdlog::error("--webhook-secret: {}", key.error().message);
+      return 2;
+    }
+    stub.enable_webhooks({config.webhook_url, *key});
+  }
   acquirer::StubHandler handler(stub);
   http::Server server(options, handler);
   auto port = server.start();

@@ -3,9 +3,13 @@
 #include <mutex>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "idempay/acquirer/acquirer.hpp"
+#include "idempay/http/client.hpp"
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/webhooks.hpp"
 
 namespace idempay::acquirer {
 
@@ -46,6 +50,7 @@ struct AuthEntry {
   Cents captured = 0;
   Cents refunded = 0;
   bool cancelled = false;
+  int64_t reported_revision = 1;  // the first answer goes back in the authorize call itself
 };
 
 struct OperationEntry {
@@ -102,6 +107,8 @@ private:
 
 struct StubAcquirer::Impl {
   StubOptions options;
+  std::optional<StubWebhookOptions> webhooks;
+  std::unique_ptr<http::Client> client;
   mutable std::mutex mutex;
   std::map<std::string, AuthEntry> authorizations;
   std::map<std::string, OperationEntry> operations[3];
@@ -121,6 +128,7 @@ struct StubAcquirer::Impl {
   static void resolve(AuthEntry& e) {
     if (e.result.status == AuthorizationStatus::kPending && Clock::now() >= e.resolves_at) {
       e.result.status = e.final_status;
+      ++e.result.revision;
       e.result.code = e.final_status == AuthorizationStatus::kApproved ? "0000" : "51";
       e.result.message = e.final_status == AuthorizationStatus::kApproved ? "approved" : "denied";
       if (e.final_status == AuthorizationStatus::kApproved) {
@@ -129,12 +137,72 @@ struct StubAcquirer::Impl {
     }
   }
 
+  static std::string event_body(const std::string& key, const Authorization& a) {
+    JsonWriter w;
+    w.begin_object().key("type").string("authorization.updated").key("data").begin_object();
+    w.key("paymentId").string(key).key("status").string(to_string(a.status));
+    w.key("tid").string(a.tid).key("nsu").string(a.nsu).key("authorizationId").string(a.authorization_id);
+    w.key("acquirer").string(a.acquirer).key("code").string(a.code).key("message").string(a.message);
+    w.key("revision").number(a.revision);
+    w.end_object().end_object();
+    return std::move(w).take();
+  }
+
+  // Resolves `key` if its time has come and, if that changed it, sends the webhook.
+  void settle_and_report(const std::string& key) {
+    Authorization a;
+    {
+      std::lock_guard lock(mutex);
+      auto it = authorizations.find(key);
+      if (it == authorizations.end()) {
+        return;
+      }
+      resolve(it->second);
+      if (it->second.result.status == AuthorizationStatus::kPending ||
+          it->second.reported_revision >= it->second.result.revision) {
+        return;
+      }
+      it->second.reported_revision = it->second.result.revision;
+      a = it->second.result;
+    }
+    std::string id = "evt_" + derived_id("event", key, 16) + "_" + std::to_string(a.revision);
+    send_webhook(id, event_body(key, a), 1);
+  }
+
+  void send_webhook(std::string id, std::string body, int attempt) {
+    if (!webhooks || !client) {
+      return;
+    }
+    http::OutboundRequest r;
+    r.url = webhooks->url;
+    r.allow_private = true;  // the connector is configured by the operator
+    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+    r.headers = {{"content-type", "application/json"},
+                 {"webhook-id", id},
+                 {"webhook-timestamp", std::to_string(now)},
+                 {"webhook-signature", webhooks::sign(webhooks->key, id, now, body)}};
+    r.body = body;
+    client->send(std::move(r), [this, id, body, attempt](Result<http::ClientResponse> res) {
+      if (res && res->status >= 200 && res->status < 300) {
+        return;
+      }
+      if (attempt >= webhooks->max_attempts) {
+        spdlog::warn("stub: webhook {} abandoned after {} attempts", id, attempt);
+        return;
+      }
+      auto delay = std::min(webhooks->retry_base * (1 << std::min(attempt, 8)), std::chrono::milliseconds(30'000));
+      delayer->after(delay, [this, id, body, attempt] { send_webhook(id, body, attempt + 1); });
+    });
+  }
+
   AuthEntry decide(const AuthorizeCall& call) const {
     AuthEntry e;
     e.amount = call.amount;
     e.result.tid = "T" + derived_id("tid", call.key, 15);
     e.result.nsu = derived_digits("nsu", call.key, 8);
     e.result.acquirer = "idempay-stub";
+    e.result.revision = 1;
     const std::string& n = call.card.number;
     AuthorizationStatus outcome = AuthorizationStatus::kApproved;
     // The homologation cards come first: two of them do not pass the Luhn check.
@@ -209,7 +277,40 @@ StubAcquirer::StubAcquirer(StubOptions options) : impl_(std::make_unique<Impl>()
   impl_->delayer = std::make_unique<Delayer>();
 }
 
-StubAcquirer::~StubAcquirer() = default;
+StubAcquirer::~StubAcquirer() {
+  // The delayer's pending work may send webhooks through the client: stop it first.
+  impl_->delayer.reset();
+  impl_->client.reset();
+}
+
+void StubAcquirer::enable_webhooks(StubWebhookOptions options) {
+  impl_->webhooks = std::move(options);
+  impl_->client = std::make_unique<http::Client>();
+}
+
+bool StubAcquirer::trigger(const std::string& key, TriggerOutcome outcome) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto it = impl_->authorizations.find(key);
+    if (it == impl_->authorizations.end()) {
+      return false;
+    }
+    Impl::resolve(it->second);
+    if (it->second.result.status != AuthorizationStatus::kPending) {
+      return false;
+    }
+    it->second.final_status = outcome == TriggerOutcome::kApprove ? AuthorizationStatus::kApproved
+                                                                  : AuthorizationStatus::kDenied;
+    it->second.resolves_at = Clock::now();
+    Impl::resolve(it->second);
+    if (outcome == TriggerOutcome::kExpire) {
+      it->second.result.code = "expired";
+      it->second.result.message = "the payment expired";
+    }
+  }
+  impl_->settle_and_report(key);
+  return true;
+}
 
 void StubAcquirer::authorize(AuthorizeCall call, Callback<Authorization> done) {
   Authorization result;
@@ -218,6 +319,10 @@ void StubAcquirer::authorize(AuthorizeCall call, Callback<Authorization> done) {
     auto it = impl_->authorizations.find(call.key);
     if (it == impl_->authorizations.end()) {
       it = impl_->authorizations.emplace(call.key, impl_->decide(call)).first;
+      if (it->second.result.status == AuthorizationStatus::kPending && impl_->webhooks) {
+        impl_->delayer->after(impl_->options.pending_delay + std::chrono::milliseconds(1),
+                              [impl = impl_.get(), key = call.key] { impl->settle_and_report(key); });
+      }
     }
     ++it->second.calls;
     Impl::resolve(it->second);

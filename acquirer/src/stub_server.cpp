@@ -1,5 +1,6 @@
 #include "idempay/acquirer/stub_server.hpp"
 
+#include "idempay/protocol/json_read.hpp"
 #include "wire.hpp"
 
 namespace idempay::acquirer {
@@ -32,6 +33,19 @@ void StubHandler::handle(http::Request request, http::Responder respond) {
     return stub_.operate(std::move(*call), [respond](Result<OperationOutcome> r) {
       respond(r ? http::Response(200, wire::encode(*r)) : http::Response(503, "{}"));
     });
+  }
+  if (request.method == "POST" && path == "/trigger") {
+    auto doc = JsonValue::parse(request.body);
+    std::string key = doc ? doc->string_or("paymentId") : "";
+    std::string outcome = doc ? doc->string_or("outcome") : "";
+    TriggerOutcome o = outcome == "deny" ? TriggerOutcome::kDeny
+                       : outcome == "expire" ? TriggerOutcome::kExpire : TriggerOutcome::kApprove;
+    if (key.empty() || (outcome != "approve" && outcome != "deny" && outcome != "expire")) {
+      return respond(http::Response(400, R"({"error":"need paymentId and outcome approve|deny|expire"})"));
+    }
+    bool done = stub_.trigger(key, o);
+    return respond(done ? http::Response(200, R"({"triggered":true})")
+                        : http::Response(409, R"({"error":"unknown or not pending"})"));
   }
   constexpr std::string_view kStatusPrefix = "/authorizations/";
   if (request.method == "GET" && path.rfind(kStatusPrefix, 0) == 0) {

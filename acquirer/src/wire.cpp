@@ -64,7 +64,7 @@ std::string encode(const Authorization& a) {
   w.begin_object();
   w.key("status").string(to_string(a.status)).key("tid").string(a.tid).key("nsu").string(a.nsu);
   w.key("authorizationId").string(a.authorization_id).key("acquirer").string(a.acquirer);
-  w.key("code").string(a.code).key("message").string(a.message);
+  w.key("code").string(a.code).key("message").string(a.message).key("revision").number(a.revision);
   w.end_object();
   return std::move(w).take();
 }
@@ -139,6 +139,7 @@ Result<Authorization> decode_authorization(std::string_view json) {
   a.acquirer = doc->string_or("acquirer");
   a.code = doc->string_or("code");
   a.message = doc->string_or("message");
+  a.revision = doc->int_or("revision");
   return a;
 }
 

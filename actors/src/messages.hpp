@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "idempay/actors/payment_service.hpp"
+#include "outbox.hpp"
 
 namespace idempay::actors {
 
@@ -17,6 +18,10 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using idle_atom = caf::atom_constant<caf::atom("idle")>;
 using retire_atom = caf::atom_constant<caf::atom("retire")>;
 using count_atom = caf::atom_constant<caf::atom("count")>;
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
+using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
@@ -54,10 +59,30 @@ struct OperateCommand {
   ReplySink sink;
 };
 
+struct EventCommand {
+  AcquirerEvent event;
+  ReplySink sink;
+};
+
+struct RefreshCommand {
+  std::string payment_id;
+  ReplySink sink;
+};
+
 /// A step to run inside the actor, posted back by a storage or acquirer callback.
 struct Continuation {
   std::function<void()> run;
 };
+
+/// Wraps `fn` so that, called from any thread, it runs later inside the actor `self`.
+template <class T>
+std::function<void(T)> in_actor(caf::event_based_actor* self, std::function<void(T)> fn) {
+  caf::actor hdl = caf::actor_cast<caf::actor>(self);
+  return [hdl, fn = std::move(fn)](T value) {
+    caf::anon_send(hdl, resume_atom::value,
+                   Continuation{[fn, v = std::make_shared<T>(std::move(value))] { fn(std::move(*v)); }});
+  };
+}
 
 /// What every payment actor needs; owned by the service, outlives all actors.
 struct ActorContext {
@@ -65,9 +90,13 @@ struct ActorContext {
   acquirer::Acquirer* acquirer = nullptr;
   std::string fingerprint_key;
   std::chrono::milliseconds idle_timeout{30'000};
+  CallbackTransport* transport = nullptr;
+  CallbackOptions callbacks;
+  caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };
 
 caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* context);
+caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context,
                             caf::actor router, std::string payment_id);
 
@@ -76,3 +105,6 @@ caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* co
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::CreateCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OperateCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::Continuation)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::EventCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OutboxEntry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)

@@ -53,6 +53,14 @@ public:
           me->on_routed();
           me->on_operate(std::move(cmd));
         },
+        [me](event_atom, EventCommand& cmd) {
+          me->on_routed();
+          me->on_event(std::move(cmd));
+        },
+        [me](refresh_atom, RefreshCommand& cmd) {
+          me->on_routed();
+          me->on_refresh(std::move(cmd));
+        },
         [me](resume_atom, Continuation& step) { step.run(); },
         [me](idle_atom) { me->on_idle(); },
     };
@@ -67,14 +75,9 @@ private:
     op_waiters_.clear();
   }
 
-  // Wraps `fn` so that, called from any thread, it runs later inside this actor.
   template <class T>
   std::function<void(T)> in_actor(std::function<void(T)> fn) {
-    caf::actor hdl = caf::actor_cast<caf::actor>(self_);
-    return [hdl, fn = std::move(fn)](T value) {
-      caf::anon_send(hdl, resume_atom::value,
-                     Continuation{[fn, v = std::make_shared<T>(std::move(value))] { fn(std::move(*v)); }});
-    };
+    return actors::in_actor<T>(self_, std::move(fn));
   }
 
   void on_routed() {
@@ -275,16 +278,8 @@ private:
     updated.nsu = a.nsu;
     updated.authorization_id = a.authorization_id;
     updated.acquirer = a.acquirer;
-    ppp::CreatePaymentResponse response;
-    response.payment_id = id_;
-    response.status = std::string(create_payment_status(updated.state));
-    response.authorization_id = updated.state == PaymentState::kApproved ? a.authorization_id : "";
-    response.tid = a.tid;
-    response.nsu = a.nsu;
-    response.acquirer = a.acquirer;
-    response.code = a.code;
-    response.message = a.message;
-    updated.response = ppp::write_create_payment_response(response);
+    updated.acquirer_revision = a.revision;
+    updated.response = create_response(updated, a.code, a.message);
     updated.updated_at = now_unix_ms();
     storage::Batch batch{{Keyspace::kPayments, id_, encode(updated), etag_}};
     ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
@@ -297,6 +292,132 @@ private:
                                                me->reply_all(me->create_waiters_, Reply{200, updated.response});
                                                me->finish();
                                              }));
+  }
+
+  // -- asynchronous outcomes: acquirer webhooks and refreshes ------------------------------
+
+  void on_event(EventCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
+      return;
+    }
+    const AcquirerEvent& event = cmd.event;
+    auto seen = ctx_.store->get(Keyspace::kInbox, event.event_id);
+    if (!seen) {
+      return cmd.sink.deliver(error_reply(seen.error()));
+    }
+    if (*seen) {
+      bool same = (*seen)->value == event.body_hash;
+      return cmd.sink.deliver(same ? Reply{200, R"({"received":true,"duplicate":true})"}
+                                   : error_reply(409, "event-conflict",
+                                                 "event " + event.event_id + " was received with a different body"));
+    }
+    if (!record_) {
+      return cmd.sink.deliver(error_reply(404, "not-found", "unknown payment " + id_));
+    }
+    busy_ = true;
+    op_waiters_.push_back(cmd.sink);
+    // The inbox record rides in the same batch as the transition it caused.
+    storage::Batch inbox{{Keyspace::kInbox, event.event_id, event.body_hash, 0}};
+    apply_outcome(event.authorization, std::move(inbox), Reply{200, R"({"received":true})"});
+  }
+
+  void on_refresh(RefreshCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    if (!record_) {
+      return cmd.sink.deliver(error_reply(404, "not-found", "unknown payment " + id_));
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_refresh(std::move(cmd)); });
+      return;
+    }
+    if (record_->state != PaymentState::kUndefined) {
+      return cmd.sink.deliver(Reply{200, record_->response});
+    }
+    busy_ = true;
+    op_waiters_.push_back(cmd.sink);
+    ctx_.acquirer->status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
+                                   [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {
+                                     if (!r || !*r) {
+                                       me->reply_all(me->op_waiters_, Reply{200, me->record_->response});
+                                       return me->finish();
+                                     }
+                                     me->apply_outcome(**r, {}, std::nullopt);
+                                   }));
+  }
+
+  // Moves an `undefined` payment to its final state and queues the callback, in one batch with
+  // `extra` (the inbox record). A stale or non-final outcome changes nothing but `extra`.
+  // Replies `reply` to op_waiters_, or the current Create Payment answer if none is given.
+  void apply_outcome(const acquirer::Authorization& a, storage::Batch extra, std::optional<Reply> reply) {
+    bool final = a.status != acquirer::AuthorizationStatus::kPending;
+    bool applies = final && record_->state == PaymentState::kUndefined && a.revision > record_->acquirer_revision;
+    std::optional<PaymentRecord> updated;
+    std::optional<OutboxEntry> callback;
+    if (applies) {
+      updated = *record_;
+      updated->state = a.status == acquirer::AuthorizationStatus::kApproved ? PaymentState::kApproved
+                                                                             : PaymentState::kDenied;
+      updated->acquirer_revision = a.revision;
+      if (updated->state == PaymentState::kApproved && updated->authorization_id.empty()) {
+        updated->authorization_id = a.authorization_id;  // issued now, never changed later
+      }
+      updated->response = create_response(*updated, a.code, a.message);
+      updated->updated_at = now_unix_ms();
+      if (!updated->callback_url.empty()) {
+        callback = new_callback(*updated);
+        extra.push_back({Keyspace::kOutbox, callback->id, encode(*callback), 0});
+      }
+      extra.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
+    }
+    auto done = [me = shared_from_this(), updated, callback, reply](storage::CommitResult res) {
+      if (!res) {
+        return me->abandon(me->op_waiters_, res.error());
+      }
+      if (updated) {
+        me->record_ = *updated;
+        me->etag_ = res->back();
+      }
+      if (callback) {
+        caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, *callback);
+      }
+      me->reply_all(me->op_waiters_, reply ? *reply : Reply{200, me->record_->response});
+      me->finish();
+    };
+    if (extra.empty()) {
+      return done(std::vector<uint64_t>{});
+    }
+    ctx_.store->commit(std::move(extra), in_actor<storage::CommitResult>(std::move(done)));
+  }
+
+  OutboxEntry new_callback(PaymentRecord& r) const {
+    OutboxEntry e;
+    e.id = "dlv_" + id_ + "_" + std::to_string(++r.callbacks);
+    e.payment_id = id_;
+    e.url = r.callback_url;
+    e.body = r.response;
+    e.created_at = e.next_attempt_at = now_unix_ms();
+    return e;
+  }
+
+  // The Create Payment answer for the record's state; identifiers come from the record, so
+  // they never change once issued (G2).
+  std::string create_response(const PaymentRecord& r, std::string_view code, std::string_view message) const {
+    ppp::CreatePaymentResponse response;
+    response.payment_id = id_;
+    response.status = std::string(create_payment_status(r.state));
+    response.authorization_id = r.state == PaymentState::kApproved ? r.authorization_id : "";
+    response.tid = r.tid;
+    response.nsu = r.nsu;
+    response.acquirer = r.acquirer;
+    response.code = std::string(code);
+    response.message = std::string(message);
+    return ppp::write_create_payment_response(response);
   }
 
   // -- cancel / settle / refund ------------------------------------------------------------

@@ -12,14 +12,15 @@ constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
 struct PaymentService::Impl {
   storage::Store& store;
   acquirer::Acquirer& acquirer;
+  CallbackTransport& transport;
   ServiceOptions options;
   ActorContext context;
   std::unique_ptr<caf::actor_system_config> config;
   std::unique_ptr<caf::actor_system> system;
   caf::actor router;
 
-  Impl(storage::Store& s, acquirer::Acquirer& a, ServiceOptions o)
-      : store(s), acquirer(a), options(o) {}
+  Impl(storage::Store& s, acquirer::Acquirer& a, CallbackTransport& t, ServiceOptions o)
+      : store(s), acquirer(a), transport(t), options(o) {}
 
   // The HMAC key for request fingerprints: random, created once, kept in the store so that
   // fingerprints survive restarts.
@@ -44,8 +45,8 @@ struct PaymentService::Impl {
 };
 
 PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquirer,
-                               ServiceOptions options)
-    : impl_(std::make_unique<Impl>(store, acquirer, options)) {}
+                               CallbackTransport& transport, ServiceOptions options)
+    : impl_(std::make_unique<Impl>(store, acquirer, transport, options)) {}
 
 PaymentService::~PaymentService() { shutdown(); }
 
@@ -54,12 +55,19 @@ Status PaymentService::start() {
   if (!key) {
     return tl::unexpected(key.error());
   }
-  impl_->context = ActorContext{&impl_->store, &impl_->acquirer, std::move(*key), impl_->options.idle_timeout};
+  auto& ctx = impl_->context;
+  ctx.store = &impl_->store;
+  ctx.acquirer = &impl_->acquirer;
+  ctx.fingerprint_key = std::move(*key);
+  ctx.idle_timeout = impl_->options.idle_timeout;
+  ctx.transport = &impl_->transport;
+  ctx.callbacks = impl_->options.callbacks;
   impl_->config = std::make_unique<caf::actor_system_config>();
   if (impl_->options.workers > 0) {
     impl_->config->set("scheduler.max-threads", static_cast<size_t>(impl_->options.workers));
   }
   impl_->system = std::make_unique<caf::actor_system>(*impl_->config);
+  ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
   impl_->router = impl_->system->spawn(router_actor, &impl_->context);
   return {};
 }
@@ -70,6 +78,14 @@ void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn r
 
 void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
   caf::anon_send(impl_->router, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
+}
+
+void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
+  caf::anon_send(impl_->router, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
+}
+
+void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
+  caf::anon_send(impl_->router, refresh_atom::value, RefreshCommand{std::move(payment_id), ReplySink(std::move(reply))});
 }
 
 size_t PaymentService::live_actors() {
@@ -85,7 +101,9 @@ void PaymentService::shutdown() {
     return;
   }
   caf::anon_send_exit(impl_->router, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
   impl_->router = nullptr;
+  impl_->context.dispatcher = nullptr;
   impl_->system->await_all_actors_done();
 }
 

@@ -32,6 +32,7 @@ std::string encode(const PaymentRecord& r) {
   w.key("tid").string(r.tid).key("nsu").string(r.nsu);
   w.key("authorizationId").string(r.authorization_id).key("acquirer").string(r.acquirer);
   w.key("response").string(r.response);
+  w.key("acquirerRevision").number(r.acquirer_revision).key("callbacks").number(r.callbacks);
   w.key("createdAt").number(r.created_at).key("updatedAt").number(r.updated_at);
   w.end_object();
   return std::move(w).take();
@@ -69,6 +70,8 @@ Result<PaymentRecord> decode_payment(std::string_view json) {
   r.authorization_id = doc->string_or("authorizationId");
   r.acquirer = doc->string_or("acquirer");
   r.response = doc->string_or("response");
+  r.acquirer_revision = doc->int_or("acquirerRevision");
+  r.callbacks = doc->int_or("callbacks");
   r.created_at = doc->int_or("createdAt");
   r.updated_at = doc->int_or("updatedAt");
   return r;

@@ -27,6 +27,8 @@ struct PaymentRecord {
   std::string authorization_id;
   std::string acquirer;
   std::string response;  ///< the Create Payment answer for the current state, byte for byte
+  int64_t acquirer_revision = 0;  ///< last authorization revision applied; older ones are stale
+  int64_t callbacks = 0;          ///< callbacks written so far; numbers the delivery ids
   int64_t created_at = 0;  ///< Unix ms
   int64_t updated_at = 0;
 };

@@ -56,6 +56,14 @@ caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* con
         auto& target = route(cmd.request.payment_id);
         self->send(target, operate_atom::value, std::move(cmd));
       },
+      [self, route](event_atom, EventCommand& cmd) {
+        auto& target = route(cmd.event.payment_id);
+        self->send(target, event_atom::value, std::move(cmd));
+      },
+      [self, route](refresh_atom, RefreshCommand& cmd) {
+        auto& target = route(cmd.payment_id);
+        self->send(target, refresh_atom::value, std::move(cmd));
+      },
       [self, state](retire_atom, const std::string& payment_id, uint64_t handled) {
         auto it = state->entries.find(payment_id);
         bool allowed = it != state->entries.end() && it->second.forwarded == handled &&

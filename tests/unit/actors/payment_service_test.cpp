@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "idempay/actors/payment_service.hpp"
@@ -35,12 +36,43 @@ ppp::OperationRequest op(ppp::OperationKind kind, std::string payment, std::stri
   return r;
 }
 
+// Records callback attempts and answers each with the next scripted status (200 when none).
+class RecordingTransport final : public CallbackTransport {
+public:
+  void send(CallbackAttempt attempt, std::function<void(CallbackResult)> done) override {
+    CallbackResult r;
+    {
+      std::lock_guard lock(mutex_);
+      attempts_.push_back(attempt);
+      r.status = script_.empty() ? 200 : script_.front();
+      if (!script_.empty()) {
+        script_.erase(script_.begin());
+      }
+    }
+    done(r);
+  }
+  void script(std::vector<unsigned> statuses) {
+    std::lock_guard lock(mutex_);
+    script_ = std::move(statuses);
+  }
+  std::vector<CallbackAttempt> attempts() {
+    std::lock_guard lock(mutex_);
+    return attempts_;
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<unsigned> script_;
+  std::vector<CallbackAttempt> attempts_;
+};
+
 class PaymentServiceTest : public ::testing::Test {
 protected:
   void SetUp() override {
     ServiceOptions options;
     options.idle_timeout = std::chrono::milliseconds(50);
-    service = std::make_unique<PaymentService>(*store, stub, options);
+    options.callbacks.retry_base = std::chrono::milliseconds(5);
+    service = std::make_unique<PaymentService>(*store, stub, transport, options);
     ASSERT_TRUE(service->start());
   }
   void TearDown() override {
@@ -68,6 +100,7 @@ protected:
 
   std::unique_ptr<storage::Store> store = storage::make_memory_store();
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(2), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
   std::unique_ptr<PaymentService> service;
 };
 
@@ -164,7 +197,8 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   acquirer::StubAcquirer stub;
   ServiceOptions options;
   options.idle_timeout = std::chrono::milliseconds(1);
-  PaymentService service(*store, stub, options);
+  RecordingTransport transport;
+  PaymentService service(*store, stub, transport, options);
   ASSERT_TRUE(service.start());
   constexpr int kPayments = 5;
   constexpr int kSettlesEach = 400;
@@ -222,7 +256,8 @@ private:
 TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharge) {
   FailingStore store;
   acquirer::StubAcquirer stub;
-  PaymentService service(store, stub, ServiceOptions{});
+  RecordingTransport transport;
+  PaymentService service(store, stub, transport, ServiceOptions{});
   ASSERT_TRUE(service.start());
   std::promise<Reply> p;
   service.create_payment(create_request("f1"), [&p](Reply r) { p.set_value(std::move(r)); });

@@ -34,6 +34,7 @@ struct Authorization {
   std::string acquirer;
   std::string code;
   std::string message;
+  int64_t revision = 0;  ///< increases with every change of this authorization's status
 };
 
 /// A capture, cancellation or refund, idempotent on `key` (the requestId).
@@ -75,6 +76,17 @@ struct StubOptions {
   std::chrono::milliseconds pending_delay{2000};
 };
 
+/// Where the stub reports outcomes: signed Standard Webhooks POSTed to `url`, retried with
+/// backoff until a 2xx acknowledges them.
+struct StubWebhookOptions {
+  std::string url;
+  std::string key;  ///< raw secret bytes (decode "whsec_..." with webhooks::decode_secret)
+  std::chrono::milliseconds retry_base{200};
+  int max_attempts = 60;
+};
+
+enum class TriggerOutcome : uint8_t { kApprove, kDeny, kExpire };
+
 /// The deterministic acquirer stub, idempotent per key, with a ledger of calls and charges.
 /// Cards: 4444333322221111 approved, 4444333322221112 denied, 4222222222222224 pending then
 /// approved, 4222222222222225 pending then denied, any other Luhn-valid card approved, an
@@ -87,6 +99,13 @@ public:
   void authorize(AuthorizeCall call, Callback<Authorization> done) override;
   void operate(OperationCall call, Callback<OperationOutcome> done) override;
   void status(std::string key, Callback<std::optional<Authorization>> done) override;
+
+  /// Reports every later change of a pending authorization as a signed webhook.
+  void enable_webhooks(StubWebhookOptions options);
+
+  /// Resolves a pending authorization now (approve, deny, or expire = deny with code
+  /// "expired"); false if the key is unknown or no longer pending.
+  bool trigger(const std::string& key, TriggerOutcome outcome);
 
   /// The ledger as JSON: {"authorizations":{key:{calls,charges,tid,status}}, "captures":...,
   /// "cancellations":..., "refunds":...}. Card data is never part of it.

@@ -19,11 +19,53 @@ struct Reply {
 };
 using ReplyFn = std::function<void(Reply)>;
 
+/// One callback attempt as the dispatcher hands it to the transport.
+struct CallbackAttempt {
+  std::string delivery_id;  ///< stable across retries: the Standard Webhooks `webhook-id`
+  std::string url;          ///< the payment's callbackUrl, exactly as received
+  std::string body;         ///< the updated Create Payment answer
+};
+
+/// What came of one attempt: an HTTP status, or an error before any status was read.
+struct CallbackResult {
+  unsigned status = 0;  ///< 0 if no response
+  Error error;          ///< meaningful when status == 0
+  int64_t retry_after_seconds = -1;  ///< from a Retry-After header, -1 if none
+};
+
+/// Sends callbacks (implemented over HTTP in app/). Must call back exactly once, any thread.
+class CallbackTransport {
+public:
+  virtual ~CallbackTransport() = default;
+  virtual void send(CallbackAttempt attempt, std::function<void(CallbackResult)> done) = 0;
+};
+
+struct CallbackOptions {
+  /// First retry delay; later ones double, each drawn with full jitter. Default: 5 s
+  std::chrono::milliseconds retry_base{5'000};
+  /// Longest delay between two attempts. Default: 1 h
+  std::chrono::milliseconds retry_cap{3'600'000};
+  /// After this long without success a delivery becomes a dead letter. Default: 7 days
+  std::chrono::milliseconds retry_window{7LL * 24 * 3'600'000};
+  /// Attempts in flight to one host at most. Default: 4
+  int max_per_destination = 4;
+};
+
+/// An authorization outcome reported by the acquirer (signed webhook, already verified).
+struct AcquirerEvent {
+  std::string event_id;   ///< the webhook-id: the inbox key
+  std::string body_hash;  ///< SHA-256 of the raw body, hex
+  std::string payment_id;
+  acquirer::Authorization authorization;
+  int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
+};
+
 struct ServiceOptions {
   /// A payment actor with nothing to do for this long is passivated. Default: 30 s
   std::chrono::milliseconds idle_timeout{30'000};
   /// CAF worker threads; 0 keeps CAF's default. Default: 0
   int workers = 0;
+  CallbackOptions callbacks;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
@@ -32,8 +74,9 @@ struct ServiceOptions {
 /// engine stops first, the reply is 503.
 class PaymentService {
 public:
-  /// `store` and `acquirer` must outlive the service.
-  PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, ServiceOptions options);
+  /// `store`, `acquirer` and `transport` must outlive the service.
+  PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, CallbackTransport& transport,
+                 ServiceOptions options);
   ~PaymentService();
   PaymentService(const PaymentService&) = delete;
   PaymentService& operator=(const PaymentService&) = delete;
@@ -43,6 +86,15 @@ public:
 
   void create_payment(ppp::CreatePaymentRequest request, ReplyFn reply);
   void operate(ppp::OperationRequest request, ReplyFn reply);
+
+  /// Applies a verified acquirer webhook through the payment's actor, with an inbox keyed by
+  /// event id: 200 when applied, ignored as stale, or a duplicate with the same body; 409 for
+  /// the same id with a different body; 404 for an unknown payment; 5xx on storage failure.
+  void ingest_event(AcquirerEvent event, ReplyFn reply);
+
+  /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
+  /// inbound route's content is only a hint). Replies with the current Create Payment answer.
+  void refresh(std::string payment_id, ReplyFn reply);
 
   /// Number of live payment actors (blocking query, for tests and benchmarks).
   size_t live_actors();

@@ -1,0 +1,56 @@
+#include "idempay/actors/deliveries.hpp"
+
+#include "outbox.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+namespace {
+DeliveryInfo info_of(const OutboxEntry& e, bool dead) {
+  return DeliveryInfo{e.id, e.payment_id, e.url, dead, e.attempts, e.last_status, e.last_error, e.dead_reason,
+                      e.created_at, e.next_attempt_at};
+}
+}  // namespace
+
+Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store) {
+  std::vector<DeliveryInfo> out;
+  for (auto [ks, dead] : {std::pair{storage::Keyspace::kOutbox, false}, std::pair{storage::Keyspace::kDeadLetters, true}}) {
+    auto entries = store.scan(ks, "", SIZE_MAX);
+    if (!entries) {
+      return tl::unexpected(entries.error());
+    }
+    for (const auto& [key, v] : *entries) {
+      auto e = decode_outbox(v.value);
+      if (!e) {
+        return tl::unexpected(e.error());
+      }
+      out.push_back(info_of(*e, dead));
+    }
+  }
+  return out;
+}
+
+Status replay_dead_letter(storage::Store& store, const std::string& id) {
+  auto got = store.get(storage::Keyspace::kDeadLetters, id);
+  if (!got) {
+    return tl::unexpected(got.error());
+  }
+  if (!*got) {
+    return make_error(ErrorCode::kNotFound, "no dead letter " + id);
+  }
+  auto entry = decode_outbox((*got)->value);
+  if (!entry) {
+    return tl::unexpected(entry.error());
+  }
+  entry->attempts = 0;
+  entry->dead_reason.clear();
+  entry->created_at = entry->next_attempt_at = now_unix_ms();
+  auto done = store.commit_and_wait({{storage::Keyspace::kDeadLetters, id, std::nullopt, (*got)->etag},
+                                     {storage::Keyspace::kOutbox, id, encode(*entry), 0}});
+  if (!done) {
+    return tl::unexpected(done.error());
+  }
+  return {};
+}
+
+}  // namespace idempay::actors

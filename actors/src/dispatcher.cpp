@@ -1,0 +1,160 @@
+// The outbox dispatcher: delivers every durable outbox entry to its callbackUrl, retries with
+// jittered exponential backoff, keeps at most N attempts in flight per host, and moves what
+// cannot be delivered to the dead letters. On start it resumes every entry left in the outbox.
+#include <map>
+#include <random>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "messages.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+namespace {
+
+using storage::Keyspace;
+
+std::string host_of(const std::string& url) {
+  auto start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  auto end = url.find_first_of("/?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+class Dispatcher : public std::enable_shared_from_this<Dispatcher> {
+public:
+  Dispatcher(caf::event_based_actor* self, const ActorContext& ctx)
+      : self_(self), ctx_(ctx), random_(std::random_device{}()) {}
+
+  caf::behavior behavior() {
+    auto me = shared_from_this();
+    me->resume_outbox();
+    return {
+        [me](deliver_atom, OutboxEntry& entry) { me->add(std::move(entry)); },
+        [me](tick_atom) { me->pump(); },
+        [me](resume_atom, Continuation& step) { step.run(); },
+        [me](count_atom) { return static_cast<uint64_t>(me->pending_.size()); },
+    };
+  }
+
+private:
+  void resume_outbox() {
+    auto entries = ctx_.store->scan(Keyspace::kOutbox, "", SIZE_MAX);
+    if (!entries) {
+      spdlog::error("cannot read the outbox: {}", entries.error().message);
+      return;
+    }
+    for (auto& [key, versioned] : *entries) {
+      auto entry = decode_outbox(versioned.value);
+      if (entry) {
+        add(std::move(*entry));
+      } else {
+        spdlog::error("outbox entry {} unreadable: {}", key, entry.error().message);
+      }
+    }
+    if (!entries->empty()) {
+      spdlog::info("resuming {} pending callback deliveries", entries->size());
+    }
+  }
+
+  void add(OutboxEntry entry) {
+    if (pending_.count(entry.id) != 0) {
+      return;  // already known (replayed twice, or resumed and announced)
+    }
+    schedule_.emplace(entry.next_attempt_at, entry.id);
+    pending_.emplace(entry.id, std::move(entry));
+    pump();
+  }
+
+  // Starts every due attempt that the per-host limit allows, then arms the timer.
+  void pump() {
+    int64_t now = now_unix_ms();
+    for (auto it = schedule_.begin(); it != schedule_.end() && it->first <= now;) {
+      auto& entry = pending_.at(it->second);
+      auto host = host_of(entry.url);
+      if (in_flight_[host] >= ctx_.callbacks.max_per_destination) {
+        ++it;  // picked up again when a slot frees
+        continue;
+      }
+      ++in_flight_[host];
+      attempt(entry);
+      it = schedule_.erase(it);
+    }
+    arm_timer(now);
+  }
+
+  void arm_timer(int64_t now) {
+    if (schedule_.empty()) {
+      return;
+    }
+    int64_t due = std::max(schedule_.begin()->first, now + 1);
+    if (timer_due_ > now && timer_due_ <= due) {
+      return;  // a tick is already on its way
+    }
+    timer_due_ = due;
+    self_->delayed_send(self_, std::chrono::milliseconds(due - now), tick_atom::value);
+  }
+
+  void attempt(const OutboxEntry& entry) {
+    auto id = entry.id;
+    ctx_.transport->send(CallbackAttempt{entry.id, entry.url, entry.body},
+                         in_actor<CallbackResult>(self_, [me = shared_from_this(), id](CallbackResult r) {
+                           me->on_result(id, std::move(r));
+                         }));
+  }
+
+  void on_result(const std::string& id, CallbackResult result) {
+    auto found = pending_.find(id);
+    if (found == pending_.end()) {
+      return;
+    }
+    OutboxEntry entry = found->second;
+    --in_flight_[host_of(entry.url)];
+    ++entry.attempts;
+    entry.last_status = result.status;
+    entry.last_error = result.status == 0 ? result.error.message : std::string();
+    if (result.status >= 200 && result.status < 300) {
+      pending_.erase(found);
+      ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, [](storage::CommitResult) {});
+      return pump();
+    }
+    FailureKind kind = classify(result);
+    int64_t now = now_unix_ms();
+    auto delay = retry_delay(ctx_.callbacks, entry.attempts, kind, result.retry_after_seconds, random_);
+    bool window_over = now + delay.count() > entry.created_at + ctx_.callbacks.retry_window.count();
+    if (kind == FailureKind::kPermanent || window_over) {
+      entry.dead_reason = kind == FailureKind::kPermanent ? "permanent failure" : "retry window exhausted";
+      spdlog::warn("callback {} for payment {} is a dead letter after {} attempts: {} {}", id, entry.payment_id,
+                   entry.attempts, entry.last_status, entry.last_error);
+      pending_.erase(found);
+      ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt},
+                          {Keyspace::kDeadLetters, id, encode(entry), std::nullopt}},
+                         [](storage::CommitResult) {});
+      return pump();
+    }
+    entry.next_attempt_at = now + delay.count();
+    found->second = entry;
+    schedule_.emplace(entry.next_attempt_at, id);
+    // Best effort: if this bookkeeping write is lost, a restart retries sooner, never never.
+    ctx_.store->commit({{Keyspace::kOutbox, id, encode(entry), std::nullopt}}, [](storage::CommitResult) {});
+    pump();
+  }
+
+  caf::event_based_actor* self_;
+  const ActorContext& ctx_;
+  std::mt19937_64 random_;
+  std::map<std::string, OutboxEntry> pending_;
+  std::multimap<int64_t, std::string> schedule_;
+  std::map<std::string, int> in_flight_;
+  int64_t timer_due_ = 0;
+};
+
+}  // namespace
+
+caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context) {
+  return std::make_shared<Dispatcher>(self, *context)->behavior();
+}
+
+}  // namespace idempay::actors

@@ -1,0 +1,41 @@
+#pragma once
+// Callback deliveries: the outbox record, and the retry policy as pure functions.
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "idempay/actors/payment_service.hpp"
+
+namespace idempay::actors {
+
+struct OutboxEntry {
+  std::string id;  ///< stable delivery id, the webhook-id
+  std::string payment_id;
+  std::string url;
+  std::string body;
+  int attempts = 0;
+  int64_t created_at = 0;       ///< Unix ms; the retry window starts here
+  int64_t next_attempt_at = 0;  ///< Unix ms
+  unsigned last_status = 0;
+  std::string last_error;
+  std::string dead_reason;  ///< set once it is a dead letter
+};
+
+std::string encode(const OutboxEntry& e);
+Result<OutboxEntry> decode_outbox(std::string_view json);
+
+/// How a failed attempt is treated.
+enum class FailureKind {
+  kRetry,      ///< 5xx, 408, 429, timeouts, connection failures
+  kRetrySlow,  ///< other 4xx: probably needs a human, retried on the slow lane
+  kPermanent,  ///< 410 Gone, redirects, refused destinations, malformed URLs: dead letter now
+};
+FailureKind classify(const CallbackResult& r);
+
+/// Delay before attempt number `attempt` (1-based count of failures so far): full jitter over
+/// min(cap, base * 2^(attempt-1)), at least the receiver's Retry-After, at most `cap`;
+/// the slow lane waits at least 60 base delays.
+std::chrono::milliseconds retry_delay(const CallbackOptions& options, int attempt, FailureKind kind,
+                                      int64_t retry_after_seconds, std::mt19937_64& random);
+
+}  // namespace idempay::actors

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "idempay/actors/payment_service.hpp"
+#include "idempay/http/client.hpp"
+
+namespace idempay::app {
+
+struct CallbackTransportOptions {
+  std::string app_key;      ///< sent as X-VTEX-API-AppKey (the connector's own credentials)
+  std::string app_token;    ///< sent as X-VTEX-API-AppToken
+  std::string signing_key;  ///< raw Standard Webhooks secret bytes
+  bool allow_private = false;
+  std::chrono::milliseconds connect_timeout{5'000};
+  std::chrono::milliseconds total_timeout{15'000};
+  std::string extra_ca_file;
+};
+
+/// Posts callbacks over HTTP(S): the Create Payment answer as body, the connector's VTEX
+/// credentials, and Standard Webhooks headers signed afresh for every attempt.
+class HttpCallbackTransport final : public actors::CallbackTransport {
+public:
+  explicit HttpCallbackTransport(CallbackTransportOptions options);
+  void send(actors::CallbackAttempt attempt, std::function<void(actors::CallbackResult)> done) override;
+
+private:
+  CallbackTransportOptions options_;
+  http::Client client_;
+};
+
+}  // namespace idempay::app
