@@ -106,14 +106,14 @@ def create_body(payment_id, card="4444333322221111", value=31.9, **extra):
 class Connector:
     """`idempay serve` on a data directory of its own; can be killed and restarted on it."""
 
-    def __init__(self, base, name, acquirer="stub", extra_args=()):
+    def __init__(self, base, name, acquirer="stub", extra_args=(), listen="127.0.0.1:0"):
         self.dir = base / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.dir / "data"
         self.creds = self.dir / "credentials.json"
         self.creds.write_text(json.dumps({"merchants": [
             {"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN}]}))
-        self.args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(self.data_dir),
+        self.args = ["serve", "--listen", listen, "--data-dir", str(self.data_dir),
                      "--credentials", str(self.creds), "--acquirer", acquirer,
                      "--idle-timeout-ms", "200", *extra_args]
         self.start()
@@ -146,8 +146,8 @@ def base_dir(tmp_path_factory):
 def connector_factory(base_dir, request):
     made = []
 
-    def make(acquirer="stub", extra_args=()):
-        c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args)
+    def make(acquirer="stub", extra_args=(), listen="127.0.0.1:0"):
+        c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args, listen)
         made.append(c)
         return c
 
@@ -171,7 +171,45 @@ def stub_server(base_dir, request):
     process.terminate()
 
 
+def free_port():
+    """A port that was free a moment ago (for two processes that must know each other)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def ledger(stub):
     status, raw, _ = request(stub.port, "GET", "/ledger", headers={})
     assert status == 200
     return json.loads(raw)
+
+
+CALLBACK_SECRET = "whsec_" + __import__("base64").b64encode(b"k" * 32).decode()
+ACQUIRER_SECRET = "whsec_" + __import__("base64").b64encode(b"a" * 32).decode()
+CALLBACK_ARGS = ["--callback-allow-private", "--callback-app-key", "connector-key",
+                 "--callback-app-token", "connector-token", "--callback-signing-secret", CALLBACK_SECRET,
+                 "--callback-retry-base-ms", "100", "--callback-timeout-ms", "1000",
+                 "--stub-pending-delay-ms", "300"]
+
+
+@pytest.fixture
+def receiver():
+    from receiver import Receiver
+    made = []
+
+    def make(*args, **kwargs):
+        r = Receiver(*args, **kwargs)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def deliveries(connector):
+    """`idempay deliveries list --json` on the (stopped) connector's data directory."""
+    out = subprocess.run([BIN, "deliveries", "list", "--json", "--data-dir", str(connector.data_dir)],
+                         capture_output=True, check=True)
+    return json.loads(out.stdout)

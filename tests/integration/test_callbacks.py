@@ -1,0 +1,140 @@
+"""Asynchronous payments and their callbacks: the outcome arrives from the acquirer as a signed
+webhook, and the gateway hears it through its callbackUrl, signed, exactly once in effect."""
+import json
+import subprocess
+import time
+
+from conftest import (ACQUIRER_SECRET, BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body,
+                      deliveries, ledger)
+from receiver import callback_body, verify
+from schema import validate
+
+
+def async_payment(connector, receiver, payment_id, card="4222222222222224"):
+    status, raw, _ = connector.post("/payments", create_body(payment_id, card=card, callbackUrl=receiver.url()))
+    assert status == 200, raw
+    first = validate(raw, "/payments", "post", 200)
+    assert first["status"] == "undefined"
+    return first
+
+
+def test_async_approved_callback(connector_factory, receiver):
+    r = receiver()
+    c = connector_factory(extra_args=CALLBACK_ARGS)
+    first = async_payment(c, r, "async-ok")
+    started = time.time()
+    assert r.wait_for(lambda rv: rv.processed), "no callback within 15 s"
+    assert time.time() - started < 15
+    request = r.requests[-1]
+    body = callback_body(request)
+    validate(request["body"], "/payments", "post", 200)
+    assert body["status"] == "approved" and body["paymentId"] == "async-ok"
+    assert body["tid"] == first["tid"] and body["nsu"] == first["nsu"] and body["authorizationId"]
+    assert request["path"] == "/callback?accountName=mystore&X-VTEX-signature=s3cr3t"
+    assert request["headers"]["x-vtex-api-appkey"] == "connector-key"
+    assert request["headers"]["x-vtex-api-apptoken"] == "connector-token"
+    assert verify(CALLBACK_SECRET, request["headers"], request["body"])
+    assert not verify(CALLBACK_SECRET, request["headers"], request["body"] + b" ")
+    # Later Create Payment repeats answer the final status, byte for byte the callback's body.
+    again = c.post("/payments", create_body("async-ok", card="4222222222222224", callbackUrl=r.url()))
+    assert again[1] == request["body"]
+
+
+def test_async_denied_callback(connector_factory, receiver):
+    r = receiver()
+    c = connector_factory(extra_args=CALLBACK_ARGS)
+    async_payment(c, r, "async-no", card="4222222222222225")
+    assert r.wait_for(lambda rv: rv.processed)
+    body = callback_body(r.requests[-1])
+    assert body["status"] == "denied" and body["authorizationId"] == ""
+    assert verify(CALLBACK_SECRET, r.requests[-1]["headers"], r.requests[-1]["body"])
+
+
+def test_unreliable_receiver_sees_each_event_once(connector_factory, receiver):
+    r = receiver(script=["500", "drop", "slow", "503", "ok"], slow_seconds=3)
+    c = connector_factory(extra_args=CALLBACK_ARGS)
+    async_payment(c, r, "flaky")
+    assert r.wait_for(lambda rv: len(rv.processed) == 1 and len(rv.requests) >= 5, timeout=30)
+    time.sleep(1)  # nothing more may come once acknowledged
+    ids = {req["headers"]["webhook-id"] for req in r.requests}
+    assert len(ids) == 1, "webhook-id must be stable across retries"
+    assert len(r.processed) == 1
+    assert len(r.requests) == 5
+    assert all(verify(CALLBACK_SECRET, req["headers"], req["body"]) for req in r.requests)
+
+
+def test_permanent_failures_become_dead_letters_and_replay(connector_factory, receiver):
+    r = receiver(script=["410"])
+    redirect = receiver(script=["redirect"])
+    c = connector_factory(extra_args=CALLBACK_ARGS)
+    async_payment(c, r, "gone-1")
+    status, _, _ = c.post("/payments", create_body("moved-1", card="4222222222222224", callbackUrl=redirect.url()))
+    assert status == 200
+    assert r.wait_for(lambda rv: len(rv.requests) >= 1)
+    assert redirect.wait_for(lambda rv: len(rv.requests) >= 1)
+    time.sleep(1)
+    assert len(r.requests) == 1 and not r.processed, "410 must not be retried"
+    assert [q["path"] for q in redirect.requests] == [redirect.requests[0]["path"]], "redirects are not followed"
+    c.process.terminate()
+    dead = {d["paymentId"]: d for d in deliveries(c) if d["state"] == "dead"}
+    assert set(dead) == {"gone-1", "moved-1"}
+    assert "s3cr3t" not in json.dumps(dead), "the callback URL's signature must not be printed"
+
+    subprocess.run([BIN, "deliveries", "replay", dead["gone-1"]["id"], "--data-dir", str(c.data_dir)], check=True)
+    c.start()
+    assert r.wait_for(lambda rv: len(rv.processed) == 1)
+    assert r.requests[-1]["headers"]["webhook-id"] == r.requests[0]["headers"]["webhook-id"]
+    assert verify(CALLBACK_SECRET, r.requests[-1]["headers"], r.requests[-1]["body"])
+
+
+def test_pending_callbacks_survive_sigkill(connector_factory, receiver):
+    r = receiver(default="503")
+    c = connector_factory(extra_args=CALLBACK_ARGS)
+    for i in range(5):
+        async_payment(c, r, f"pending-{i}")
+    assert r.wait_for(lambda rv: len({q["headers"]["webhook-id"] for q in rv.requests}) == 5)
+    c.process.kill()
+    r.default = "ok"
+    c.start()
+    assert r.wait_for(lambda rv: len(rv.processed) == 5, timeout=30)
+    statuses = {callback_body({"body": b})["paymentId"]: callback_body({"body": b})["status"]
+                for b in r.processed.values()}
+    assert statuses == {f"pending-{i}": "approved" for i in range(5)}
+
+
+def test_ssrf_guard_refuses_private_destinations(connector_factory, receiver):
+    r = receiver()
+    args = [a for a in CALLBACK_ARGS if a != "--callback-allow-private"]
+    c = connector_factory(extra_args=args)
+    targets = {"ssrf-loop": f"http://127.0.0.1:{r.port}/cb", "ssrf-ten": "http://10.1.2.3/cb",
+               "ssrf-meta": "http://169.254.169.254/latest/meta-data", "ssrf-v6": f"http://[::1]:{r.port}/cb",
+               "ssrf-name": f"http://localhost:{r.port}/cb"}
+    for pid, url in targets.items():
+        assert c.post("/payments", create_body(pid, card="4222222222222224", callbackUrl=url))[0] == 200
+    time.sleep(2.5)
+    assert r.requests == [], "a private destination was contacted"
+    c.process.terminate()
+    dead = {d["paymentId"] for d in deliveries(c) if d["state"] == "dead"}
+    assert dead == set(targets)
+
+
+def test_out_of_process_stub_reports_through_signed_webhooks(connector_factory, receiver, base_dir):
+    from conftest import Process, free_port, request
+    r = receiver()
+    port = free_port()
+    stub = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "600000",
+                    "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
+                    "--webhook-secret", ACQUIRER_SECRET], base_dir / "trigger-stub.log")
+    try:
+        c = connector_factory(acquirer=f"http://127.0.0.1:{stub.port}", listen=f"127.0.0.1:{port}",
+                              extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
+        async_payment(c, r, "trig-1")
+        time.sleep(0.5)
+        assert not r.requests, "nothing happens before the acquirer decides"
+        status, _, _ = request(stub.port, "POST", "/trigger", {"paymentId": "trig-1", "outcome": "approve"}, headers={})
+        assert status == 200
+        assert r.wait_for(lambda rv: rv.processed)
+        assert callback_body(r.requests[-1])["status"] == "approved"
+        assert ledger(stub)["authorizations"]["trig-1"]["calls"] == 1
+    finally:
+        stub.terminate()
