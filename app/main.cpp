@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_CALLBACK_MAX_PER_DESTINATION")->capture_default_str();
   s->add_option("--callback-timeout-ms", serve.callback_timeout_ms, "total time of one callback attempt")
       ->envname("IDEMPAY_CALLBACK_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--public-url", serve.public_url,
+                "base URL shoppers' devices reach this service at (default: http://LISTEN)")
+      ->envname("IDEMPAY_PUBLIC_URL");
   s->add_option("--callback-ca-file", serve.callback_ca_file, "extra PEM CA trusted for https callbacks")
       ->envname("IDEMPAY_CALLBACK_CA_FILE");
 

@@ -59,7 +59,9 @@ actors::ReplyFn to_responder(const http::Responder& respond) {
 
 const std::vector<std::string>& PppHandler::payment_methods() {
   static const std::vector<std::string> kMethods = {
-      "Visa", "Mastercard", "American Express", "Diners", "Elo", "Hipercard", "Discover", "JCB"};
+      "Visa", "Mastercard", "American Express", "Diners", "Elo", "Hipercard", "Discover", "JCB",
+      // Asynchronous: Pix, boleto, redirect (the generic "Promissories"), and POS (Sales App).
+      "Pix", "BankInvoice", "Promissories", "Venda Direta Credito", "Venda Direta Debito"};
   return kMethods;
 }
 
@@ -81,6 +83,15 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   }
   if (path == "/payments") {
     return is_post ? create_payment(request, respond) : respond(method_not_allowed("POST"));
+  }
+  constexpr std::string_view kPos = "/pos/";
+  if (path.substr(0, kPos.size()) == kPos && path.size() > kPos.size() + 9 &&
+      path.substr(path.size() - 9) == "/terminal") {
+    std::string_view id = path.substr(kPos.size(), path.size() - kPos.size() - 9);
+    if (!is_post) {
+      return respond(method_not_allowed("POST"));
+    }
+    return submit_terminal(id, request, respond);
   }
   if (path == "/webhooks/acquirer") {
     return is_post ? acquirer_webhook(request, respond) : respond(method_not_allowed("POST"));
@@ -179,6 +190,18 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   a.message = data->string_or("message");
   a.revision = data->int_or("revision");
   service_.ingest_event(std::move(event), to_responder(respond));
+}
+
+// POS: the terminal app posts the serial number it scanned. Public (the app has no merchant
+// credentials); it only records which terminal takes the card — the charge starts on the
+// next Create Payment.
+void PppHandler::submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond) {
+  auto doc = JsonValue::parse(request.body);
+  std::string serial = doc ? doc->string_or("serialNumber") : "";
+  if (!ppp::is_valid_identifier(payment_id) || !ppp::is_valid_identifier(serial)) {
+    return respond(ppp_error(400, "invalid-request", "serialNumber is required: 1-128 of [A-Za-z0-9._:-]"));
+  }
+  service_.submit_terminal(std::string(payment_id), std::move(serial), to_responder(respond));
 }
 
 // The PPP inbound route: its content is only a hint; the acquirer's status call decides.

@@ -28,6 +28,7 @@ private:
                const http::Responder& respond);
   void acquirer_webhook(http::Request& request, const http::Responder& respond);
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
+  void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
   std::vector<std::string> webhook_keys_;

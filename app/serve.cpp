@@ -207,27 +207,28 @@ int run_serve(const ServeConfig& config) {
   service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
-  if (auto s = service->start(); !s) {
-    spdlog::error("cannot start: {}", s.error().message);
-    return 1;
-  }
   PppHandler handler(*service, std::move(*webhook_keys));
   server_options.io_threads = config.io_threads;
-  server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer"};
+  server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = *credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);
-  auto port = server->start();
+  auto port = server->start();  // answers 503 until the service has started
   if (!port) {
     spdlog::error("{}", port.error().message);
     return 1;
   }
+  bool any_address = server_options.host == "0.0.0.0" || server_options.host == "::";
+  std::string self_host = any_address ? "127.0.0.1" : server_options.host;
+  if (self_host.find(':') != std::string::npos) {
+    self_host = "[" + self_host + "]";
+  }
+  std::string self_url = "http://" + self_host + ":" + std::to_string(*port);
+  if (auto s = service->start(config.public_url.empty() ? self_url : config.public_url); !s) {
+    spdlog::error("cannot start: {}", s.error().message);
+    return 1;
+  }
   if (stub != nullptr) {
-    bool any = server_options.host == "0.0.0.0" || server_options.host == "::";
-    std::string self_host = any ? "127.0.0.1" : server_options.host;
-    if (self_host.find(':') != std::string::npos) {
-      self_host = "[" + self_host + "]";
-    }
-    stub->enable_webhooks({"http://" + self_host + ":" + std::to_string(*port) + "/webhooks/acquirer", stub_key});
+    stub->enable_webhooks({self_url + "/webhooks/acquirer", stub_key});
   }
   // Tests and scripts read this line to learn the port when listening on port 0.
   spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,

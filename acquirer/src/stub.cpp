@@ -10,6 +10,7 @@
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/webhooks.hpp"
+#include "payment_documents.hpp"
 
 namespace idempay::acquirer {
 
@@ -196,6 +197,45 @@ struct StubAcquirer::Impl {
     });
   }
 
+  // Pix, boleto, redirect and POS payments wait for the shopper: pending, then approved after
+  // the pending delay (or a trigger), with the documents the shopper needs.
+  static bool is_async_method(const std::string& m) {
+    return m == "Pix" || m == "BankInvoice" || m == "Promissories" || m == "Venda Direta Credito" ||
+           m == "Venda Direta Debito";
+  }
+
+  PaymentDocument document_for(const AuthorizeCall& call, const std::string& tid) const {
+    PaymentDocument d;
+    const std::string& m = call.payment_method;
+    if (m == "Pix") {
+      d.pix_code = pix_code("pix@idempay-stub.invalid", call.merchant_name.empty() ? "IDEMPAY" : call.merchant_name,
+                            "SAO PAULO", call.amount, tid.substr(0, 25));
+      d.pix_qr_png = qr_png_base64(d.pix_code).value_or("");
+      d.expires_in_seconds = 1800;
+    } else if (m == "BankInvoice") {
+      auto today = std::chrono::duration_cast<std::chrono::hours>(
+                       std::chrono::system_clock::now().time_since_epoch()).count() / 24;
+      std::string free_field = derived_digits("boleto", call.key, 25);
+      auto boleto = make_boleto("001", today + 3, call.amount, free_field);
+      if (boleto) {
+        d.boleto_barcode = boleto->barcode;
+        d.boleto_line = boleto->line;
+        d.boleto_line_formatted = boleto->line_formatted;
+      }
+      d.payment_url = "https://pay.idempay-stub.invalid/boleto/" + tid;
+      d.expires_in_seconds = 3 * 86400;
+    } else if (m == "Promissories") {
+      d.payment_url = "https://pay.idempay-stub.invalid/redirect/" + tid + "?code=" + derived_id("code", call.key, 12);
+      d.expires_in_seconds = 3600;
+    } else {
+      d.card_brand = "Visa";
+      d.first_digits = "444433";
+      d.last_digits = "1111";
+      d.expires_in_seconds = 600;
+    }
+    return d;
+  }
+
   AuthEntry decide(const AuthorizeCall& call) const {
     AuthEntry e;
     e.amount = call.amount;
@@ -205,6 +245,15 @@ struct StubAcquirer::Impl {
     e.result.revision = 1;
     const std::string& n = call.card.number;
     AuthorizationStatus outcome = AuthorizationStatus::kApproved;
+    if (is_async_method(call.payment_method)) {
+      e.result.status = AuthorizationStatus::kPending;
+      e.final_status = AuthorizationStatus::kApproved;
+      e.resolves_at = Clock::now() + options.pending_delay;
+      e.result.code = "pending";
+      e.result.message = "awaiting the shopper";
+      e.result.document = document_for(call, e.result.tid);
+      return e;
+    }
     // The homologation cards come first: two of them do not pass the Luhn check.
     if (n == "4222222222222224" || n == "4222222222222225") {
       e.result.status = AuthorizationStatus::kPending;

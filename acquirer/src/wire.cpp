@@ -40,6 +40,7 @@ std::string encode(const AuthorizeCall& c) {
   w.begin_object();
   w.key("key").string(c.key).key("amount").raw_number(format_amount(c.amount));
   w.key("currency").string(c.currency).key("paymentMethod").string(c.payment_method);
+  w.key("merchantName").string(c.merchant_name).key("terminalSerial").string(c.terminal_serial);
   w.key("card").begin_object();
   w.key("number").string(c.card.number).key("holder").string(c.card.holder);
   w.key("csc").string(c.card.csc).key("expirationMonth").string(c.card.expiration_month);
@@ -65,6 +66,8 @@ std::string encode(const Authorization& a) {
   w.key("status").string(to_string(a.status)).key("tid").string(a.tid).key("nsu").string(a.nsu);
   w.key("authorizationId").string(a.authorization_id).key("acquirer").string(a.acquirer);
   w.key("code").string(a.code).key("message").string(a.message).key("revision").number(a.revision);
+  w.key("document");
+  write_document(w, a.document);
   w.end_object();
   return std::move(w).take();
 }
@@ -93,6 +96,8 @@ Result<AuthorizeCall> decode_authorize_call(std::string_view json) {
   c.amount = *amount;
   c.currency = doc->string_or("currency");
   c.payment_method = doc->string_or("paymentMethod");
+  c.merchant_name = doc->string_or("merchantName");
+  c.terminal_serial = doc->string_or("terminalSerial");
   if (const JsonValue* card = doc->find("card"); card != nullptr) {
     c.card.number = card->string_or("number");
     c.card.holder = card->string_or("holder");
@@ -140,6 +145,9 @@ Result<Authorization> decode_authorization(std::string_view json) {
   a.code = doc->string_or("code");
   a.message = doc->string_or("message");
   a.revision = doc->int_or("revision");
+  if (const JsonValue* d = doc->find("document"); d != nullptr) {
+    a.document = read_document(*d);
+  }
   return a;
 }
 
@@ -158,3 +166,32 @@ Result<OperationOutcome> decode_operation_outcome(std::string_view json) {
 }
 
 }  // namespace idempay::acquirer::wire
+
+namespace idempay::acquirer {
+
+void write_document(JsonWriter& w, const PaymentDocument& d) {
+  w.begin_object();
+  w.key("paymentUrl").string(d.payment_url).key("pixCode").string(d.pix_code).key("pixQrPng").string(d.pix_qr_png);
+  w.key("boletoBarcode").string(d.boleto_barcode).key("boletoLine").string(d.boleto_line);
+  w.key("boletoLineFormatted").string(d.boleto_line_formatted).key("expiresIn").number(d.expires_in_seconds);
+  w.key("cardBrand").string(d.card_brand).key("firstDigits").string(d.first_digits);
+  w.key("lastDigits").string(d.last_digits);
+  w.end_object();
+}
+
+PaymentDocument read_document(const JsonValue& d) {
+  PaymentDocument out;
+  out.payment_url = d.string_or("paymentUrl");
+  out.pix_code = d.string_or("pixCode");
+  out.pix_qr_png = d.string_or("pixQrPng");
+  out.boleto_barcode = d.string_or("boletoBarcode");
+  out.boleto_line = d.string_or("boletoLine");
+  out.boleto_line_formatted = d.string_or("boletoLineFormatted");
+  out.expires_in_seconds = d.int_or("expiresIn");
+  out.card_brand = d.string_or("cardBrand");
+  out.first_digits = d.string_or("firstDigits");
+  out.last_digits = d.string_or("lastDigits");
+  return out;
+}
+
+}  // namespace idempay::acquirer

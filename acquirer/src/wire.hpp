@@ -7,6 +7,7 @@
 #include <string>
 
 #include "idempay/acquirer/acquirer.hpp"
+#include "idempay/protocol/json_read.hpp"
 
 namespace idempay::acquirer::wire {
 

@@ -22,6 +22,7 @@ using event_atom = caf::atom_constant<caf::atom("event")>;
 using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
 using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using terminal_atom = caf::atom_constant<caf::atom("terminal")>;
 
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
@@ -64,6 +65,12 @@ struct EventCommand {
   ReplySink sink;
 };
 
+struct TerminalCommand {
+  std::string payment_id;
+  std::string serial;
+  ReplySink sink;
+};
+
 struct RefreshCommand {
   std::string payment_id;
   ReplySink sink;
@@ -92,6 +99,7 @@ struct ActorContext {
   std::chrono::milliseconds idle_timeout{30'000};
   CallbackTransport* transport = nullptr;
   CallbackOptions callbacks;
+  std::string public_url;
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };
 
@@ -108,3 +116,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::Continuation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::EventCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OutboxEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::TerminalCommand)

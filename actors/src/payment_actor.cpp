@@ -3,6 +3,7 @@
 // through a Continuation message, so no worker thread ever blocks and other messages keep
 // flowing: replays are answered at once, overlapping creates join the call in flight, and
 // other mutations wait their turn in `deferred_`.
+#include <algorithm>
 #include <deque>
 
 #include <spdlog/spdlog.h>
@@ -56,6 +57,10 @@ public:
         [me](event_atom, EventCommand& cmd) {
           me->on_routed();
           me->on_event(std::move(cmd));
+        },
+        [me](terminal_atom, TerminalCommand& cmd) {
+          me->on_routed();
+          me->on_terminal(std::move(cmd));
         },
         [me](refresh_atom, RefreshCommand& cmd) {
           me->on_routed();
@@ -187,7 +192,8 @@ private:
       create_waiters_.push_back(std::move(cmd.sink));  // coalesce onto the call in flight
       return;
     }
-    if (record_ && record_->state != PaymentState::kProcessing) {
+    bool pos_needs_work = record_ && pos_charge_due();
+    if (record_ && record_->state != PaymentState::kProcessing && !pos_needs_work) {
       return cmd.sink.deliver(Reply{200, record_->response});  // same question, same answer
     }
     if (busy_) {
@@ -197,10 +203,82 @@ private:
     busy_ = true;
     inflight_fingerprint_ = fingerprint;
     create_waiters_.push_back(cmd.sink);
+    if (pos_needs_work && record_->pos_phase == kIdentifyTerminal) {
+      return start_pos_charge(std::move(cmd.request));
+    }
     if (record_) {
       return reconcile(std::move(cmd.request));
     }
     write_intent(std::move(cmd.request), std::move(fingerprint));
+  }
+
+  // -- POS (notes/ppp.md §10): identify terminal -> await terminal -> final ---------------
+
+  static constexpr std::string_view kIdentifyTerminal = "identify-terminal";
+  static constexpr std::string_view kAwaitPos = "await-pos";
+
+  static bool is_pos(std::string_view method) { return method.rfind("Venda Direta", 0) == 0; }
+
+  // True when a Create Payment must do more than replay: the terminal is known but the charge
+  // has not started, or it started and its answer was never recorded (a crash in between).
+  bool pos_charge_due() const {
+    if (record_->state != PaymentState::kUndefined || !is_pos(record_->payment_method)) {
+      return false;
+    }
+    return (record_->pos_phase == kIdentifyTerminal && !record_->terminal_serial.empty()) ||
+           (record_->pos_phase == kAwaitPos && record_->tid.empty());
+  }
+
+  // The identify-terminal -> await-pos compare-and-swap: only its winner starts the charge.
+  void start_pos_charge(ppp::CreatePaymentRequest request) {
+    PaymentRecord updated = *record_;
+    updated.pos_phase = std::string(kAwaitPos);
+    updated.response = create_response(updated, "pending", "waiting for the terminal");
+    updated.updated_at = now_unix_ms();
+    auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
+    ctx_.store->commit({{Keyspace::kPayments, id_, encode(updated), etag_}},
+                       in_actor<storage::CommitResult>([me = shared_from_this(), updated, req](storage::CommitResult res) {
+                         if (!res) {
+                           return me->abandon(me->create_waiters_, res.error());
+                         }
+                         me->record_ = updated;
+                         me->etag_ = res->front();
+                         me->call_authorize(std::move(*req));
+                       }));
+  }
+
+  void on_terminal(TerminalCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    if (!record_ || !is_pos(record_->payment_method)) {
+      return cmd.sink.deliver(error_reply(404, "not-found", "no POS payment " + id_));
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_terminal(std::move(cmd)); });
+      return;
+    }
+    if (record_->terminal_serial == cmd.serial) {
+      return cmd.sink.deliver(Reply{200, R"({"accepted":true})"});
+    }
+    if (record_->pos_phase != kIdentifyTerminal || !record_->terminal_serial.empty()) {
+      return cmd.sink.deliver(error_reply(409, "terminal-conflict", "this payment already has its terminal"));
+    }
+    busy_ = true;
+    op_waiters_.push_back(cmd.sink);
+    PaymentRecord updated = *record_;
+    updated.terminal_serial = cmd.serial;
+    updated.updated_at = now_unix_ms();
+    ctx_.store->commit({{Keyspace::kPayments, id_, encode(updated), etag_}},
+                       in_actor<storage::CommitResult>([me = shared_from_this(), updated](storage::CommitResult res) {
+                         if (!res) {
+                           return me->abandon(me->op_waiters_, res.error());
+                         }
+                         me->record_ = updated;
+                         me->etag_ = res->front();
+                         me->reply_all(me->op_waiters_, Reply{200, R"({"accepted":true})"});
+                         me->finish();
+                       }));
   }
 
   // Persists the intent before the acquirer hears of the payment (put-if-absent).
@@ -218,8 +296,26 @@ private:
     r.callback_url = request.callback_url;
     r.card = request.card_summary;
     r.created_at = r.updated_at = now_unix_ms();
+    bool pos = is_pos(request.payment_method);
+    if (pos) {
+      // The first POS call only asks for the terminal; nothing reaches the acquirer yet.
+      r.state = PaymentState::kUndefined;
+      r.pos_phase = std::string(kIdentifyTerminal);
+      r.response = create_response(r, "pending", "identify the terminal");
+    }
     storage::Batch batch{{Keyspace::kPayments, id_, encode(r), 0}};
     auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
+    if (pos) {
+      return ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), r](storage::CommitResult res) {
+        if (!res) {
+          return me->abandon(me->create_waiters_, res.error());
+        }
+        me->record_ = r;
+        me->etag_ = res->front();
+        me->reply_all(me->create_waiters_, Reply{200, r.response});
+        me->finish();
+      }));
+    }
     ctx_.store->commit(std::move(batch),
                        in_actor<storage::CommitResult>([me = shared_from_this(), r, req](storage::CommitResult res) {
                          if (!res) {
@@ -253,6 +349,8 @@ private:
     call.amount = request.value;
     call.currency = request.currency;
     call.payment_method = request.payment_method;
+    call.merchant_name = request.merchant_name;
+    call.terminal_serial = record_ ? record_->terminal_serial : "";
     call.card = std::move(request.card);  // card data lives only in this call
     ctx_.acquirer->authorize(std::move(call), in_actor<Result<acquirer::Authorization>>(
                                                   [me = shared_from_this()](Result<acquirer::Authorization> r) {
@@ -279,6 +377,7 @@ private:
     updated.authorization_id = a.authorization_id;
     updated.acquirer = a.acquirer;
     updated.acquirer_revision = a.revision;
+    updated.document = a.document;
     updated.response = create_response(updated, a.code, a.message);
     updated.updated_at = now_unix_ms();
     storage::Batch batch{{Keyspace::kPayments, id_, encode(updated), etag_}};
@@ -417,7 +516,53 @@ private:
     response.acquirer = r.acquirer;
     response.code = std::string(code);
     response.message = std::string(message);
+    add_method_fields(r, response);
     return ppp::write_create_payment_response(response);
+  }
+
+  // What the shopper needs while the payment is open, and the card fragments of a POS result.
+  void add_method_fields(const PaymentRecord& r, ppp::CreatePaymentResponse& out) const {
+    const auto& d = r.document;
+    const std::string& m = r.payment_method;
+    if (d.expires_in_seconds > 0) {
+      out.delay_to_cancel = d.expires_in_seconds;
+    }
+    if (m == "Pix") {
+      out.delay_to_cancel = std::clamp<int64_t>(out.delay_to_cancel, 900, 3600);
+    }
+    if (is_pos(m)) {
+      out.delay_to_cancel = 600;  // at least the 300 s the wait app polls
+      if (r.state == PaymentState::kApproved) {
+        out.card_brand = d.card_brand;
+        out.first_digits = d.first_digits;
+        out.last_digits = d.last_digits;
+      }
+    }
+    if (r.state != PaymentState::kUndefined && r.state != PaymentState::kProcessing) {
+      return;
+    }
+    if (m == "Pix" && !d.pix_code.empty()) {
+      JsonWriter payload;
+      payload.begin_object().key("code").string(d.pix_code).key("qrCodeBase64Image").string(d.pix_qr_png).end_object();
+      out.payment_app_name = "vtex.pix-payment";
+      out.payment_app_payload = payload.str();
+    } else if (m == "BankInvoice") {
+      out.payment_url = out.bank_issue_invoice_id = d.payment_url;
+      out.identification_number = d.boleto_line;
+      out.identification_number_formatted = d.boleto_line_formatted;
+      out.bar_code_image_type = "i25";
+      out.bar_code_image_number = d.boleto_barcode;
+    } else if (m == "Promissories") {
+      out.payment_url = out.redirect_url = d.payment_url;
+    } else if (is_pos(m) && r.pos_phase == kIdentifyTerminal) {
+      JsonWriter payload;
+      payload.begin_object().key("submitUrl").string(ctx_.public_url + "/pos/" + id_ + "/terminal").end_object();
+      out.payment_app_name = "vtex.terminal-connector-app";
+      out.payment_app_payload = payload.str();
+    } else if (is_pos(m)) {
+      out.payment_app_name = "vtex.challenge-wait-for-confirmation";
+      out.payment_app_payload = R"({"secondsWaiting":300})";
+    }
   }
 
   // -- cancel / settle / refund ------------------------------------------------------------

@@ -50,7 +50,10 @@ PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquir
 
 PaymentService::~PaymentService() { shutdown(); }
 
-Status PaymentService::start() {
+Status PaymentService::start(std::string public_url) {
+  if (!public_url.empty()) {
+    impl_->options.public_url = std::move(public_url);
+  }
   auto key = impl_->fingerprint_key();
   if (!key) {
     return tl::unexpected(key.error());
@@ -62,6 +65,7 @@ Status PaymentService::start() {
   ctx.idle_timeout = impl_->options.idle_timeout;
   ctx.transport = &impl_->transport;
   ctx.callbacks = impl_->options.callbacks;
+  ctx.public_url = impl_->options.public_url;
   impl_->config = std::make_unique<caf::actor_system_config>();
   if (impl_->options.workers > 0) {
     impl_->config->set("scheduler.max-threads", static_cast<size_t>(impl_->options.workers));
@@ -72,20 +76,41 @@ Status PaymentService::start() {
   return {};
 }
 
+namespace {
+// Before start() and after shutdown() there is no router: answer "retry later".
+bool refuse_when_stopped(const caf::actor& router, ReplyFn& reply) {
+  if (router) {
+    return false;
+  }
+  reply(Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine is not running"})"});
+  return true;
+}
+}  // namespace
+
 void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
+  if (refuse_when_stopped(impl_->router, reply)) return;
   caf::anon_send(impl_->router, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
+  if (refuse_when_stopped(impl_->router, reply)) return;
   caf::anon_send(impl_->router, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
+  if (refuse_when_stopped(impl_->router, reply)) return;
   caf::anon_send(impl_->router, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
 }
 
 void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
+  if (refuse_when_stopped(impl_->router, reply)) return;
   caf::anon_send(impl_->router, refresh_atom::value, RefreshCommand{std::move(payment_id), ReplySink(std::move(reply))});
+}
+
+void PaymentService::submit_terminal(std::string payment_id, std::string serial, ReplyFn reply) {
+  if (refuse_when_stopped(impl_->router, reply)) return;
+  caf::anon_send(impl_->router, terminal_atom::value,
+                 TerminalCommand{std::move(payment_id), std::move(serial), ReplySink(std::move(reply))});
 }
 
 size_t PaymentService::live_actors() {

@@ -33,6 +33,9 @@ std::string encode(const PaymentRecord& r) {
   w.key("authorizationId").string(r.authorization_id).key("acquirer").string(r.acquirer);
   w.key("response").string(r.response);
   w.key("acquirerRevision").number(r.acquirer_revision).key("callbacks").number(r.callbacks);
+  w.key("document");
+  acquirer::write_document(w, r.document);
+  w.key("posPhase").string(r.pos_phase).key("terminalSerial").string(r.terminal_serial);
   w.key("createdAt").number(r.created_at).key("updatedAt").number(r.updated_at);
   w.end_object();
   return std::move(w).take();
@@ -72,6 +75,11 @@ Result<PaymentRecord> decode_payment(std::string_view json) {
   r.response = doc->string_or("response");
   r.acquirer_revision = doc->int_or("acquirerRevision");
   r.callbacks = doc->int_or("callbacks");
+  if (const JsonValue* d = doc->find("document"); d != nullptr) {
+    r.document = acquirer::read_document(*d);
+  }
+  r.pos_phase = doc->string_or("posPhase");
+  r.terminal_serial = doc->string_or("terminalSerial");
   r.created_at = doc->int_or("createdAt");
   r.updated_at = doc->int_or("updatedAt");
   return r;

@@ -87,8 +87,13 @@ struct Server::Impl {
   Impl(ServerOptions o, Handler& h) : options(std::move(o)), handler(h), ioc(options.io_threads) {}
 
   bool is_public(std::string_view path) const {
-    return std::find(options.public_paths.begin(), options.public_paths.end(), path) !=
-           options.public_paths.end();
+    for (const auto& p : options.public_paths) {
+      bool prefix = !p.empty() && p.back() == '*';
+      if (prefix ? path.substr(0, p.size() - 1) == std::string_view(p).substr(0, p.size() - 1) : path == p) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // The merchant the request's credentials identify; empty when they are wrong. Header names

@@ -18,6 +18,26 @@ std::string write_create_payment_response(const CreatePaymentResponse& r) {
   w.key("delayToAutoSettle").number(r.delay_to_auto_settle);
   w.key("delayToAutoSettleAfterAntifraud").number(r.delay_to_auto_settle_after_antifraud);
   w.key("delayToCancel").number(r.delay_to_cancel);
+  auto optional = [&w](std::string_view key, const std::string& value) {
+    if (!value.empty()) {
+      w.key(key).string(value);
+    }
+  };
+  optional("paymentUrl", r.payment_url);
+  optional("bankIssueInvoiceId", r.bank_issue_invoice_id);
+  optional("redirectUrl", r.redirect_url);
+  if (!r.payment_app_name.empty()) {
+    w.key("paymentAppData").begin_object();
+    w.key("appName").string(r.payment_app_name).key("payload").string(r.payment_app_payload);
+    w.end_object();
+  }
+  optional("identificationNumber", r.identification_number);
+  optional("identificationNumberFormatted", r.identification_number_formatted);
+  optional("barCodeImageType", r.bar_code_image_type);
+  optional("barCodeImageNumber", r.bar_code_image_number);
+  optional("cardBrand", r.card_brand);
+  optional("firstDigits", r.first_digits);
+  optional("lastDigits", r.last_digits);
   w.end_object();
   return std::move(w).take();
 }

@@ -8,6 +8,8 @@
 
 #include "idempay/protocol/card.hpp"
 #include "idempay/protocol/error.hpp"
+#include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/money.hpp"
 #include "idempay/protocol/ppp.hpp"
 
@@ -16,6 +18,25 @@ namespace idempay::acquirer {
 enum class AuthorizationStatus : uint8_t { kApproved, kDenied, kPending };
 std::string_view to_string(AuthorizationStatus s);
 
+/// What the shopper needs to pay an asynchronous method, as the acquirer issued it.
+struct PaymentDocument {
+  std::string payment_url;    ///< boleto page or redirect target
+  std::string pix_code;       ///< Pix copy-and-paste code (EMV BR Code)
+  std::string pix_qr_png;     ///< base64 PNG of the Pix code's QR
+  std::string boleto_barcode;         ///< 44 digits
+  std::string boleto_line;            ///< 47 digits
+  std::string boleto_line_formatted;
+  int64_t expires_in_seconds = 0;     ///< how long the document stays payable
+  // Card-present (POS) result details
+  std::string card_brand;
+  std::string first_digits;
+  std::string last_digits;
+};
+
+/// JSON form of a PaymentDocument (the wire format and the connector's records share it).
+void write_document(JsonWriter& w, const PaymentDocument& d);
+PaymentDocument read_document(const JsonValue& v);
+
 /// An authorization, idempotent on `key` (the paymentId): the acquirer charges at most once
 /// per key and answers every repeat with the same result.
 struct AuthorizeCall {
@@ -23,6 +44,8 @@ struct AuthorizeCall {
   Cents amount = 0;
   std::string currency;
   std::string payment_method;
+  std::string merchant_name;
+  std::string terminal_serial;  ///< POS: the terminal that takes the card
   CardSecret card;
 };
 
@@ -35,6 +58,7 @@ struct Authorization {
   std::string code;
   std::string message;
   int64_t revision = 0;  ///< increases with every change of this authorization's status
+  PaymentDocument document;
 };
 
 /// A capture, cancellation or refund, idempotent on `key` (the requestId).

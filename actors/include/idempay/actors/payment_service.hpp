@@ -66,6 +66,8 @@ struct ServiceOptions {
   /// CAF worker threads; 0 keeps CAF's default. Default: 0
   int workers = 0;
   CallbackOptions callbacks;
+  /// Base URL the shopper's devices reach this service at (POS submitUrl). Default: none
+  std::string public_url;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
@@ -81,8 +83,10 @@ public:
   PaymentService(const PaymentService&) = delete;
   PaymentService& operator=(const PaymentService&) = delete;
 
-  /// Loads or creates the fingerprint key and starts the router. Blocking; call once.
-  Status start();
+  /// Loads or creates the fingerprint key and starts the actors. Blocking; call once.
+  /// `public_url` overrides ServiceOptions::public_url when not empty. Until it returns,
+  /// requests are answered 503.
+  Status start(std::string public_url = {});
 
   void create_payment(ppp::CreatePaymentRequest request, ReplyFn reply);
   void operate(ppp::OperationRequest request, ReplyFn reply);
@@ -95,6 +99,9 @@ public:
   /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
   void refresh(std::string payment_id, ReplyFn reply);
+
+  /// POS: records the terminal that will take the card (identify-terminal phase only).
+  void submit_terminal(std::string payment_id, std::string serial, ReplyFn reply);
 
   /// Number of live payment actors (blocking query, for tests and benchmarks).
   size_t live_actors();

@@ -72,7 +72,8 @@ struct ServerOptions {
   /// Time allowed to receive one whole request, and to wait for the next one on a kept-alive
   /// connection. Default: 30 s
   std::chrono::milliseconds read_timeout{30'000};
-  /// Paths answered without credentials, e.g. "/manifest". Default: none
+  /// Paths answered without credentials, e.g. "/manifest"; a trailing '*' matches any
+  /// suffix ("/pos/*"). Default: none
   std::vector<std::string> public_paths;
   /// Accepted credentials; null means no authentication at all (the acquirer stub).
   std::shared_ptr<const Credentials> credentials;

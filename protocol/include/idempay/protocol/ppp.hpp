@@ -86,6 +86,20 @@ struct CreatePaymentResponse {
   int64_t delay_to_auto_settle = 21600;
   int64_t delay_to_auto_settle_after_antifraud = 1800;
   int64_t delay_to_cancel = 21600;
+  // Asynchronous methods; each is written only when non-empty.
+  std::string payment_url;             ///< boleto or redirect URL
+  std::string bank_issue_invoice_id;   ///< deprecated boleto URL, same as payment_url
+  std::string redirect_url;            ///< deprecated redirect URL, same as payment_url
+  std::string payment_app_name;        ///< paymentAppData.appName
+  std::string payment_app_payload;     ///< paymentAppData.payload, a JSON string
+  std::string identification_number;   ///< boleto typeable line, 47 digits
+  std::string identification_number_formatted;
+  std::string bar_code_image_type;     ///< "i25" for boleto
+  std::string bar_code_image_number;   ///< 44 digits
+  // Card-present (POS) final answers and callbacks
+  std::string card_brand;
+  std::string first_digits;
+  std::string last_digits;
 };
 std::string write_create_payment_response(const CreatePaymentResponse& r);
 
