@@ -31,10 +31,11 @@ class Receiver:
     body, closes without answering), "redirect" (302 to /elsewhere). Default when the script
     is exhausted: `default`."""
 
-    def __init__(self, script=(), default="ok", slow_seconds=3):
+    def __init__(self, script=(), default="ok", slow_seconds=3, tls=None):
         self.script, self.default, self.slow_seconds = list(script), default, slow_seconds
         self.requests, self.processed = [], {}  # processed: webhook-id -> body (receiver dedup)
         self.lock = threading.Lock()
+        self.active = self.max_active = 0  # concurrent requests being handled
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,6 +43,16 @@ class Receiver:
                 pass
 
             def do_POST(self):
+                with outer.lock:
+                    outer.active += 1
+                    outer.max_active = max(outer.max_active, outer.active)
+                try:
+                    self.handle_post()
+                finally:
+                    with outer.lock:
+                        outer.active -= 1
+
+            def handle_post(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with outer.lock:
                     headers = {k.lower(): v for k, v in self.headers.items()}
@@ -70,12 +81,19 @@ class Receiver:
                 self.wfile.write(b"{}")
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        if tls:  # (certfile, keyfile)
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def url(self, path="/callback", query="accountName=mystore&X-VTEX-signature=s3cr3t"):
-        return f"http://127.0.0.1:{self.port}{path}?{query}"
+    def url(self, path="/callback", query="accountName=mystore&X-VTEX-signature=s3cr3t", host="127.0.0.1"):
+        return f"{self.scheme}://{host}:{self.port}{path}?{query}"
 
     def wait_for(self, predicate, timeout=15):
         deadline = time.time() + timeout
