@@ -65,9 +65,11 @@ const std::vector<std::string>& PppHandler::payment_methods() {
   return kMethods;
 }
 
-PppHandler::PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys)
+PppHandler::PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys,
+                       acquirer::StubAcquirer* stub)
     : service_(service),
       webhook_keys_(std::move(webhook_keys)),
+      stub_(stub),
       manifest_(build_manifest()),
       payment_methods_(build_payment_methods()) {}
 
@@ -92,6 +94,9 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
       return respond(method_not_allowed("POST"));
     }
     return submit_terminal(id, request, respond);
+  }
+  if (path == "/stub/trigger" && stub_ != nullptr) {
+    return is_post ? stub_trigger(request, respond) : respond(method_not_allowed("POST"));
   }
   if (path == "/webhooks/acquirer") {
     return is_post ? acquirer_webhook(request, respond) : respond(method_not_allowed("POST"));
@@ -202,6 +207,23 @@ void PppHandler::submit_terminal(std::string_view payment_id, http::Request& req
     return respond(ppp_error(400, "invalid-request", "serialNumber is required: 1-128 of [A-Za-z0-9._:-]"));
   }
   service_.submit_terminal(std::string(payment_id), std::move(serial), to_responder(respond));
+}
+
+// Only with the in-process stub (development and tests): resolve a pending payment now; the
+// stub then reports it through its signed webhook like any later outcome.
+void PppHandler::stub_trigger(http::Request& request, const http::Responder& respond) {
+  auto doc = JsonValue::parse(request.body);
+  std::string id = doc ? doc->string_or("paymentId") : "";
+  std::string outcome = doc ? doc->string_or("outcome") : "";
+  if (id.empty() || (outcome != "approve" && outcome != "deny" && outcome != "expire")) {
+    return respond(problem(400, "Bad Request", "need paymentId and outcome approve|deny|expire"));
+  }
+  auto o = outcome == "approve" ? acquirer::TriggerOutcome::kApprove
+           : outcome == "deny"  ? acquirer::TriggerOutcome::kDeny
+                                : acquirer::TriggerOutcome::kExpire;
+  bool done = stub_->trigger(id, o);
+  respond(done ? http::Response(200, R"({"triggered":true})")
+               : problem(409, "Conflict", "unknown payment or no longer pending"));
 }
 
 // The PPP inbound route: its content is only a hint; the acquirer's status call decides.

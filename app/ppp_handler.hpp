@@ -16,7 +16,9 @@ namespace idempay::app {
 class PppHandler final : public http::Handler {
 public:
   /// `webhook_keys`: raw secrets accepted on POST /webhooks/acquirer (several during rotation).
-  PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys);
+  /// `stub`: the in-process acquirer stub, if that is the acquirer; enables POST /stub/trigger.
+  PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys,
+             acquirer::StubAcquirer* stub = nullptr);
   void handle(http::Request request, http::Responder respond) override;
 
   /// Card brands the manifest declares and Create Payment accepts.
@@ -29,9 +31,11 @@ private:
   void acquirer_webhook(http::Request& request, const http::Responder& respond);
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
+  void stub_trigger(http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
   std::vector<std::string> webhook_keys_;
+  acquirer::StubAcquirer* stub_;
   std::string manifest_;
   std::string payment_methods_;
 };

@@ -207,7 +207,7 @@ int run_serve(const ServeConfig& config) {
   service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
-  PppHandler handler(*service, std::move(*webhook_keys));
+  PppHandler handler(*service, std::move(*webhook_keys), stub);
   server_options.io_threads = config.io_threads;
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = *credentials;

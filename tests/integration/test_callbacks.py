@@ -138,3 +138,15 @@ def test_out_of_process_stub_reports_through_signed_webhooks(connector_factory, 
         assert ledger(stub)["authorizations"]["trig-1"]["calls"] == 1
     finally:
         stub.terminate()
+
+
+def test_in_process_stub_trigger(connector_factory, receiver):
+    r = receiver()
+    args = [a if a != "300" else "600000" for a in CALLBACK_ARGS]  # the stub never decides alone
+    c = connector_factory(extra_args=args)
+    async_payment(c, r, "trig-in")
+    assert c.post("/stub/trigger", {"paymentId": "trig-in", "outcome": "expire"})[0] == 200
+    assert r.wait_for(lambda rv: rv.processed)
+    body = callback_body(r.requests[-1])
+    assert body["status"] == "denied" and body["code"] == "expired"
+    assert c.post("/stub/trigger", {"paymentId": "trig-in", "outcome": "approve"})[0] == 409
