@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/protocol/fault.hpp"
 #include "messages.hpp"
 #include "records.hpp"
 
@@ -110,6 +111,9 @@ private:
     if (found == pending_.end()) {
       return;
     }
+    // The receiver may have the callback already; dying here must lead to a redelivery with
+    // the same webhook-id, never to a lost callback.
+    fault::crash_point("during-callback");
     OutboxEntry entry = found->second;
     --in_flight_[host_of(entry.url)];
     ++entry.attempts;
@@ -117,6 +121,7 @@ private:
     entry.last_error = result.status == 0 ? result.error.message : std::string();
     if (result.status >= 200 && result.status < 300) {
       pending_.erase(found);
+      caf::anon_send(ctx_.router, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
       ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, [](storage::CommitResult) {});
       return pump();
     }

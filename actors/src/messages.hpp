@@ -23,6 +23,10 @@ using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
 using deliver_atom = caf::atom_constant<caf::atom("deliver")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using terminal_atom = caf::atom_constant<caf::atom("terminal")>;
+using recover_atom = caf::atom_constant<caf::atom("recover")>;
+using recovered_atom = caf::atom_constant<caf::atom("recovered")>;
+using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
+using notified_atom = caf::atom_constant<caf::atom("notified")>;
 
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
@@ -71,6 +75,18 @@ struct TerminalCommand {
   ReplySink sink;
 };
 
+struct RecoverCommand {
+  std::string payment_id;
+  std::vector<std::string> operations;  ///< requestIds left in flight
+  ReplySink sink;                       ///< answered when recovery of this payment is done
+};
+
+struct NotifiedCommand {
+  std::string payment_id;
+  std::string delivery_id;
+  unsigned status = 0;
+};
+
 struct RefreshCommand {
   std::string payment_id;
   ReplySink sink;
@@ -100,11 +116,15 @@ struct ActorContext {
   CallbackTransport* transport = nullptr;
   CallbackOptions callbacks;
   std::string public_url;
+  std::chrono::milliseconds reconcile_base{1'000};  ///< first background status retry
+  int reconcile_attempts = 5;                       ///< then the record is orphaned
+  caf::actor router;  ///< set once spawned; the dispatcher reports deliveries through it
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };
 
 caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context);
+caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context,
                             caf::actor router, std::string payment_id);
 
@@ -117,3 +137,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::EventCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OutboxEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::TerminalCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RecoverCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::NotifiedCommand)

@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/protocol/json_writer.hpp"
+#include "audit.hpp"
+#include "idempay/protocol/fault.hpp"
 #include "messages.hpp"
 #include "records.hpp"
 
@@ -66,6 +68,15 @@ public:
           me->on_routed();
           me->on_refresh(std::move(cmd));
         },
+        [me](recover_atom, RecoverCommand& cmd) {
+          me->on_routed();
+          me->on_recover(std::move(cmd));
+        },
+        [me](notified_atom, NotifiedCommand& cmd) {
+          me->on_routed();
+          me->on_notified(std::move(cmd));
+        },
+        [me](reconcile_atom) { me->on_reconcile_tick(); },
         [me](resume_atom, Continuation& step) { step.run(); },
         [me](idle_atom) { me->on_idle(); },
     };
@@ -98,7 +109,7 @@ private:
   // forwarded has been handled.
   void on_idle() {
     auto idle_for = Clock::now() - last_active_;
-    if (busy_ || !deferred_.empty() || idle_for < ctx_.idle_timeout) {
+    if (busy_ || !deferred_.empty() || reconcile_pending_ || idle_for < ctx_.idle_timeout) {
       auto wait = busy_ ? ctx_.idle_timeout
                         : std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.idle_timeout - idle_for);
       self_->delayed_send(self_, std::max(wait, std::chrono::milliseconds(1)), idle_atom::value);
@@ -141,13 +152,52 @@ private:
       record_ = std::move(*decoded);
       etag_ = (*got)->etag;
     }
+    auto head = ctx_.store->get(Keyspace::kAudit, audit_head_key(id_));
+    if (!head) {
+      sink.deliver(error_reply(head.error()));
+      return false;
+    }
+    audit_.reset(*head ? decode_head((*head)->value).value_or(AuditHead{}) : AuditHead{});
     loaded_ = true;
     return true;
+  }
+
+  // -- audit trail ---------------------------------------------------------------------------
+
+  static AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {},
+                          std::string_view before = {}, std::string_view after = {}, std::string detail = {}) {
+    AuditEntry e;
+    e.kind = std::move(kind);
+    e.ref = std::move(ref);
+    e.fingerprint = std::move(fingerprint);
+    e.before = std::string(before);
+    e.after = std::string(after);
+    e.detail = std::move(detail);
+    return e;
+  }
+
+  void audit(storage::Batch& batch, AuditEntry e) { audit_.append(id_, std::move(e), batch); }
+
+  // For arrivals that change nothing (duplicates, refusals): the entry rides along with the
+  // next group commit and nobody waits for it. If it is lost to a storage failure the cached
+  // chain head is reloaded, so the next entry still links to what is on disk.
+  void audit_now(AuditEntry e) {
+    if (!record_) {
+      return;  // no chain for a payment that does not exist
+    }
+    storage::Batch batch;
+    audit(batch, std::move(e));
+    ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this()](storage::CommitResult r) {
+      if (!r && !me->busy_) {
+        me->loaded_ = false;
+      }
+    }));
   }
 
   // Ends the current mutation and starts the next deferred one, if any.
   void finish() {
     busy_ = false;
+    background_ = false;
     create_waiters_.clear();
     op_waiters_.clear();
     inflight_request_id_.clear();
@@ -181,6 +231,7 @@ private:
     }
     std::string fingerprint = ppp::payment_fingerprint(ctx_.fingerprint_key, cmd.request);
     if (record_ && record_->fingerprint != fingerprint) {
+      audit_now(entry("event_failed", id_, fingerprint, {}, {}, "refused: a different payment under this paymentId"));
       return cmd.sink.deliver(error_reply(400, "payment-conflict",
                                           "paymentId " + id_ + " was already used for a different payment"));
     }
@@ -189,11 +240,18 @@ private:
         return cmd.sink.deliver(error_reply(400, "payment-conflict",
                                             "paymentId " + id_ + " is in use by a different payment"));
       }
+      audit_now(entry("event_duplicate_reused", id_, fingerprint, {}, {}, "joined the call in flight"));
       create_waiters_.push_back(std::move(cmd.sink));  // coalesce onto the call in flight
       return;
     }
+    if (busy_ && create_waiters_.empty() && record_ && is_unresolved(record_->state)) {
+      // Being reconciled in the background: answer "not known yet" now instead of waiting.
+      audit_now(entry("event_duplicate_reused", id_, fingerprint, {}, {}, "undefined while reconciling"));
+      return cmd.sink.deliver(Reply{200, unresolved_response()});
+    }
     bool pos_needs_work = record_ && pos_charge_due();
-    if (record_ && record_->state != PaymentState::kProcessing && !pos_needs_work) {
+    if (record_ && !is_unresolved(record_->state) && !pos_needs_work) {
+      audit_now(entry("event_duplicate_reused", id_, fingerprint));
       return cmd.sink.deliver(Reply{200, record_->response});  // same question, same answer
     }
     if (busy_) {
@@ -236,13 +294,16 @@ private:
     updated.response = create_response(updated, "pending", "waiting for the terminal");
     updated.updated_at = now_unix_ms();
     auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
-    ctx_.store->commit({{Keyspace::kPayments, id_, encode(updated), etag_}},
+    storage::Batch batch;
+    audit(batch, entry("event_processing_started", id_, updated.fingerprint, {}, {}, "await-pos: charging terminal " + updated.terminal_serial));
+    batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+    ctx_.store->commit(std::move(batch),
                        in_actor<storage::CommitResult>([me = shared_from_this(), updated, req](storage::CommitResult res) {
                          if (!res) {
                            return me->abandon(me->create_waiters_, res.error());
                          }
                          me->record_ = updated;
-                         me->etag_ = res->front();
+                         me->etag_ = res->back();
                          me->call_authorize(std::move(*req));
                        }));
   }
@@ -269,13 +330,16 @@ private:
     PaymentRecord updated = *record_;
     updated.terminal_serial = cmd.serial;
     updated.updated_at = now_unix_ms();
-    ctx_.store->commit({{Keyspace::kPayments, id_, encode(updated), etag_}},
+    storage::Batch batch;
+    audit(batch, entry("terminal_submitted", cmd.serial));
+    batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+    ctx_.store->commit(std::move(batch),
                        in_actor<storage::CommitResult>([me = shared_from_this(), updated](storage::CommitResult res) {
                          if (!res) {
                            return me->abandon(me->op_waiters_, res.error());
                          }
                          me->record_ = updated;
-                         me->etag_ = res->front();
+                         me->etag_ = res->back();
                          me->reply_all(me->op_waiters_, Reply{200, R"({"accepted":true})"});
                          me->finish();
                        }));
@@ -304,6 +368,9 @@ private:
       r.response = create_response(r, "pending", "identify the terminal");
     }
     storage::Batch batch{{Keyspace::kPayments, id_, encode(r), 0}};
+    audit(batch, entry("event_received", id_, r.fingerprint));
+    audit(batch, pos ? entry("event_processed", id_, r.fingerprint, "", to_string(r.state), "identify-terminal")
+                     : entry("event_processing_started", id_, r.fingerprint, "", to_string(r.state)));
     auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
     if (pos) {
       return ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), r](storage::CommitResult res) {
@@ -323,6 +390,7 @@ private:
                          }
                          me->record_ = r;
                          me->etag_ = res->front();
+                         fault::crash_point("after-intent");
                          me->call_authorize(std::move(*req));
                        }));
   }
@@ -360,13 +428,17 @@ private:
 
   void on_authorized(Result<acquirer::Authorization> result) {
     if (!result) {
-      // Outcome unknown or call failed: the record stays `processing`; the gateway's retry
-      // reconciles through the acquirer's status call under the same key.
+      // Outcome unknown: the record stays unresolved, the callers hear "undefined", and the
+      // acquirer's status call under the same key settles it in the background (never a
+      // second authorization under a new key).
       spdlog::warn("payment {}: acquirer call failed: {}", id_, result.error().message);
-      reply_all(create_waiters_, error_reply(500, "acquirer-unavailable",
-                                             "the acquirer did not answer; retry the same request"));
-      return finish();
+      audit_now(entry("event_failed", id_, record_->fingerprint, {}, {}, "acquirer: " + result.error().message));
+      reply_all(create_waiters_, Reply{200, unresolved_response()});
+      told_undefined_ = true;
+      finish();
+      return schedule_reconcile();
     }
+    fault::crash_point("after-acquirer");
     PaymentRecord updated = *record_;
     const auto& a = *result;
     updated.state = a.status == acquirer::AuthorizationStatus::kApproved ? PaymentState::kApproved
@@ -380,17 +452,167 @@ private:
     updated.document = a.document;
     updated.response = create_response(updated, a.code, a.message);
     updated.updated_at = now_unix_ms();
-    storage::Batch batch{{Keyspace::kPayments, id_, encode(updated), etag_}};
+    storage::Batch batch;
+    audit(batch, entry("event_processed", id_, record_->fingerprint, to_string(record_->state), to_string(updated.state),
+                       background_ ? "reconciled with the acquirer" : ""));
+    // Whoever heard "undefined" (or nothing, before a crash) learns the final outcome by callback.
+    std::optional<OutboxEntry> callback;
+    bool final = updated.state != PaymentState::kUndefined;
+    if (final && (background_ || told_undefined_) && !updated.callback_url.empty()) {
+      callback = new_callback(updated);
+      batch.push_back({Keyspace::kOutbox, callback->id, encode(*callback), 0});
+      audit(batch, entry("delivery_written", callback->id));
+    }
+    batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
     ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
-                                             [me = shared_from_this(), updated](storage::CommitResult res) {
+                                             [me = shared_from_this(), updated, callback](storage::CommitResult res) {
                                                if (!res) {
                                                  return me->abandon(me->create_waiters_, res.error());
                                                }
                                                me->record_ = updated;
-                                               me->etag_ = res->front();
+                                               me->etag_ = res->back();
+                                               if (callback) {
+                                                 caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, *callback);
+                                               }
+                                               fault::crash_point("after-result");
                                                me->reply_all(me->create_waiters_, Reply{200, updated.response});
                                                me->finish();
                                              }));
+  }
+
+  // -- reconciliation: records whose acquirer outcome is not known -------------------------
+
+  static bool is_unresolved(PaymentState s) { return s == PaymentState::kProcessing || s == PaymentState::kOrphaned; }
+
+  // The answer while the outcome is unknown: "undefined", no identifiers yet.
+  std::string unresolved_response() const {
+    ppp::CreatePaymentResponse r;
+    r.payment_id = id_;
+    r.status = "undefined";
+    r.code = "processing";
+    r.message = "the outcome is being confirmed with the acquirer";
+    return ppp::write_create_payment_response(r);
+  }
+
+  void schedule_reconcile() {
+    if (reconcile_attempts_ >= ctx_.reconcile_attempts) {
+      return mark_orphaned();
+    }
+    reconcile_pending_ = true;
+    auto delay = ctx_.reconcile_base * (1LL << std::min(reconcile_attempts_, 20));
+    self_->delayed_send(self_, delay, reconcile_atom::value);
+  }
+
+  void on_reconcile_tick() {
+    reconcile_pending_ = false;
+    ReplySink none;
+    if (!ensure_loaded(none)) {
+      return schedule_reconcile();
+    }
+    if (busy_) {
+      deferred_.push_back([me = shared_from_this()] { me->reconcile_in_background({}); });
+      return;
+    }
+    reconcile_in_background({});
+  }
+
+  // Asks the acquirer under the payment's own key; applies a known outcome (with a callback),
+  // leaves a payment the acquirer never saw for the gateway's retry, and retries a failed
+  // status call with backoff until the record is marked orphaned.
+  void reconcile_in_background(std::function<void()> done) {
+    if (!record_ || !is_unresolved(record_->state) || busy_) {
+      if (done) done();
+      return;
+    }
+    busy_ = true;
+    background_ = true;
+    ctx_.acquirer->status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
+                                   [me = shared_from_this(), done](Result<std::optional<acquirer::Authorization>> r) {
+                                     if (!r) {
+                                       ++me->reconcile_attempts_;
+                                       me->finish();
+                                       me->schedule_reconcile();
+                                     } else if (!*r) {
+                                       me->audit_now(entry("event_reconciled", me->id_, {}, {}, {},
+                                                           "the acquirer never saw this payment; the gateway's retry authorizes it"));
+                                       me->finish();
+                                     } else {
+                                       me->reconcile_attempts_ = 0;
+                                       me->on_authorized(std::move(**r));
+                                     }
+                                     if (done) done();
+                                   }));
+  }
+
+  void mark_orphaned() {
+    if (!record_ || record_->state != PaymentState::kProcessing || busy_) {
+      return;
+    }
+    busy_ = true;
+    PaymentRecord updated = *record_;
+    updated.state = PaymentState::kOrphaned;
+    updated.updated_at = now_unix_ms();
+    storage::Batch batch;
+    audit(batch, entry("event_orphaned", id_, record_->fingerprint, to_string(record_->state), to_string(updated.state),
+                       "the acquirer could not confirm the outcome either way"));
+    batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+    spdlog::error("payment {} is orphaned: the acquirer could not confirm its outcome", id_);
+    ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), updated](storage::CommitResult res) {
+      if (res) {
+        me->record_ = updated;
+        me->etag_ = res->back();
+      } else {
+        me->loaded_ = false;
+      }
+      me->finish();
+    }));
+  }
+
+  // Start-up recovery: finish operations left in flight (same requestId, so at most once at
+  // the acquirer), then reconcile the payment itself.
+  void on_recover(RecoverCommand cmd) {
+    if (!ensure_loaded(cmd.sink)) {
+      return;
+    }
+    for (const auto& request_id : cmd.operations) {
+      deferred_.push_back([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
+    }
+    auto sink = cmd.sink;
+    deferred_.push_back([me = shared_from_this(), sink] {
+      me->reconcile_in_background([sink] { sink.deliver(Reply{200, "{}"}); });
+      if (!me->busy_) {
+        sink.deliver(Reply{200, "{}"});
+      }
+    });
+    if (!busy_) {
+      finish();
+    }
+  }
+
+  void resume_operation(const std::string& request_id) {
+    auto stored = ctx_.store->get(Keyspace::kOperations, request_id);
+    if (!stored || !*stored) {
+      return;
+    }
+    auto op = decode_operation((*stored)->value);
+    if (!op || op->phase != OperationPhase::kProcessing || op->payment_id != id_) {
+      return;
+    }
+    ppp::OperationRequest req;
+    req.kind = op->kind;
+    req.payment_id = id_;
+    req.request_id = request_id;
+    req.value = op->amount;
+    busy_ = true;
+    inflight_request_id_ = request_id;
+    inflight_fingerprint_ = op->fingerprint;
+    call_operation(std::move(req), *op, (*stored)->etag);
+  }
+
+  void on_notified(NotifiedCommand cmd) {
+    if (ensure_loaded(ReplySink())) {
+      audit_now(entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
+    }
   }
 
   // -- asynchronous outcomes: acquirer webhooks and refreshes ------------------------------
@@ -410,6 +632,7 @@ private:
     }
     if (*seen) {
       bool same = (*seen)->value == event.body_hash;
+      audit_now(entry(same ? "webhook_duplicate" : "webhook_conflict", event.event_id, event.body_hash));
       return cmd.sink.deliver(same ? Reply{200, R"({"received":true,"duplicate":true})"}
                                    : error_reply(409, "event-conflict",
                                                  "event " + event.event_id + " was received with a different body"));
@@ -421,7 +644,9 @@ private:
     op_waiters_.push_back(cmd.sink);
     // The inbox record rides in the same batch as the transition it caused.
     storage::Batch inbox{{Keyspace::kInbox, event.event_id, event.body_hash, 0}};
-    apply_outcome(event.authorization, std::move(inbox), Reply{200, R"({"received":true})"});
+    fault::crash_point("during-inbox-write");
+    apply_outcome(event.authorization, std::move(inbox), Reply{200, R"({"received":true})"}, event.event_id,
+                  event.body_hash);
   }
 
   void on_refresh(RefreshCommand cmd) {
@@ -446,14 +671,15 @@ private:
                                        me->reply_all(me->op_waiters_, Reply{200, me->record_->response});
                                        return me->finish();
                                      }
-                                     me->apply_outcome(**r, {}, std::nullopt);
+                                     me->apply_outcome(**r, {}, std::nullopt, "status-call", {});
                                    }));
   }
 
   // Moves an `undefined` payment to its final state and queues the callback, in one batch with
   // `extra` (the inbox record). A stale or non-final outcome changes nothing but `extra`.
   // Replies `reply` to op_waiters_, or the current Create Payment answer if none is given.
-  void apply_outcome(const acquirer::Authorization& a, storage::Batch extra, std::optional<Reply> reply) {
+  void apply_outcome(const acquirer::Authorization& a, storage::Batch extra, std::optional<Reply> reply,
+                     const std::string& source, const std::string& source_hash) {
     bool final = a.status != acquirer::AuthorizationStatus::kPending;
     bool applies = final && record_->state == PaymentState::kUndefined && a.revision > record_->acquirer_revision;
     std::optional<PaymentRecord> updated;
@@ -468,11 +694,16 @@ private:
       }
       updated->response = create_response(*updated, a.code, a.message);
       updated->updated_at = now_unix_ms();
+      audit(extra, entry("webhook_applied", source, source_hash, to_string(record_->state), to_string(updated->state)));
       if (!updated->callback_url.empty()) {
         callback = new_callback(*updated);
         extra.push_back({Keyspace::kOutbox, callback->id, encode(*callback), 0});
+        audit(extra, entry("delivery_written", callback->id));
       }
       extra.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
+    } else if (!extra.empty()) {
+      audit(extra, entry("webhook_ignored", source, source_hash, {}, {},
+                         final ? "stale revision or payment no longer undefined" : "not final"));
     }
     auto done = [me = shared_from_this(), updated, callback, reply](storage::CommitResult res) {
       if (!res) {
@@ -575,8 +806,10 @@ private:
     std::string fingerprint = ppp::operation_fingerprint(ctx_.fingerprint_key, req);
     if (busy_ && inflight_request_id_ == req.request_id) {
       if (fingerprint != inflight_fingerprint_) {
+        audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {}, "requestId reused for another operation"));
         return cmd.sink.deliver(request_conflict(req));
       }
+      audit_now(entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {}, "joined the call in flight"));
       op_waiters_.push_back(std::move(cmd.sink));
       return;
     }
@@ -596,14 +829,18 @@ private:
       }
       existing = std::move(*decoded);
       if (existing->payment_id != id_ || existing->fingerprint != fingerprint) {
+        audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {}, "requestId reused for another operation"));
         return cmd.sink.deliver(request_conflict(req));
       }
       if (existing->phase == OperationPhase::kDone) {
+        audit_now(entry("operation_duplicate_reused", req.request_id, fingerprint));
         return cmd.sink.deliver(Reply{existing->http_status, existing->response});  // G2
       }
     }
     if (!existing) {
       if (auto s = validate(req); !s) {
+        audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {},
+                        std::string(ppp::to_string(req.kind)) + ": " + s.error().message));
         return cmd.sink.deliver(error_reply(s.error()));
       }
     }
@@ -644,6 +881,8 @@ private:
     op.amount = req.kind == ppp::OperationKind::kCancel ? record_->amounts.authorized : req.value;
     op.updated_at = now_unix_ms();
     storage::Batch batch{{Keyspace::kOperations, req.request_id, encode(op), 0}};
+    audit(batch, entry("operation_received", req.request_id, op.fingerprint, {}, {}, std::string(ppp::to_string(req.kind))));
+    audit(batch, entry("operation_processing_started", req.request_id, op.fingerprint));
     ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
                                              [me = shared_from_this(), req, op](storage::CommitResult res) {
                                                if (!res) {
@@ -683,6 +922,12 @@ private:
     std::optional<PaymentRecord> updated;
     if (outcome.succeeded && record_) {
       updated = apply(*record_, req.kind, outcome.amount);
+    }
+    audit(batch, entry("operation_processed", req.request_id, op.fingerprint, to_string(record_->state),
+                       to_string(updated ? updated->state : record_->state),
+                       std::string(ppp::to_string(req.kind)) + " " + format_amount(outcome.succeeded ? outcome.amount : 0) +
+                           (outcome.succeeded ? "" : " refused: " + outcome.code)));
+    if (updated) {
       batch.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
     }
     ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
@@ -725,6 +970,11 @@ private:
   uint64_t etag_ = 0;
 
   bool busy_ = false;
+  bool background_ = false;      // the mutation in flight was started by no caller
+  bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
+  bool reconcile_pending_ = false;
+  int reconcile_attempts_ = 0;
+  AuditChain audit_;
   std::vector<ReplySink> create_waiters_;
   std::vector<ReplySink> op_waiters_;
   std::string inflight_request_id_;

@@ -73,6 +73,9 @@ Status PaymentService::start(std::string public_url) {
   impl_->system = std::make_unique<caf::actor_system>(*impl_->config);
   ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
   impl_->router = impl_->system->spawn(router_actor, &impl_->context);
+  ctx.router = impl_->router;
+  // Detached: its scan of the store must not hold a worker that payment actors need.
+  impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
   return {};
 }
 
@@ -128,6 +131,7 @@ void PaymentService::shutdown() {
   caf::anon_send_exit(impl_->router, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
   impl_->router = nullptr;
+  impl_->context.router = nullptr;
   impl_->context.dispatcher = nullptr;
   impl_->system->await_all_actors_done();
 }

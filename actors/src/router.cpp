@@ -68,6 +68,14 @@ caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* con
         auto& target = route(cmd.payment_id);
         self->send(target, terminal_atom::value, std::move(cmd));
       },
+      [self, route](recover_atom, RecoverCommand& cmd) {
+        auto& target = route(cmd.payment_id);
+        self->send(target, recover_atom::value, std::move(cmd));
+      },
+      [self, route](notified_atom, NotifiedCommand& cmd) {
+        auto& target = route(cmd.payment_id);
+        self->send(target, notified_atom::value, std::move(cmd));
+      },
       [self, state](retire_atom, const std::string& payment_id, uint64_t handled) {
         auto it = state->entries.find(payment_id);
         bool allowed = it != state->entries.end() && it->second.forwarded == handled &&

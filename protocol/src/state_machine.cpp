@@ -5,8 +5,8 @@
 namespace idempay {
 
 namespace {
-constexpr std::array<std::string_view, 7> kNames = {
-    "processing", "undefined", "approved", "denied", "cancelled", "settled", "refunded"};
+constexpr std::array<std::string_view, 8> kNames = {
+    "processing", "undefined", "approved", "denied", "cancelled", "settled", "refunded", "orphaned"};
 
 Status illegal(std::string_view op, PaymentState state) {
   return make_error(ErrorCode::kIllegalState, std::string("cannot ") + std::string(op) +
@@ -45,6 +45,8 @@ bool is_legal_transition(PaymentState from, PaymentState to) {
   using S = PaymentState;
   switch (from) {
     case S::kProcessing:
+      return to == S::kUndefined || to == S::kApproved || to == S::kDenied || to == S::kOrphaned;
+    case S::kOrphaned:
       return to == S::kUndefined || to == S::kApproved || to == S::kDenied;
     case S::kUndefined:
       return to == S::kApproved || to == S::kDenied || to == S::kCancelled;
@@ -101,6 +103,7 @@ Status check_cancel(PaymentState state) {
 std::string_view create_payment_status(PaymentState state) {
   switch (state) {
     case PaymentState::kProcessing:
+    case PaymentState::kOrphaned:
     case PaymentState::kUndefined:
       return "undefined";
     case PaymentState::kDenied:

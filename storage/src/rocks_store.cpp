@@ -52,8 +52,8 @@ struct PendingCommit {
 
 class RocksStore final : public Store {
 public:
-  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync)
-      : db_(db), handles_(std::move(handles)), sync_(sync), committer_([this] { run(); }) {}
+  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync, bool read_only)
+      : db_(db), handles_(std::move(handles)), sync_(sync), read_only_(read_only), committer_([this] { run(); }) {}
 
   ~RocksStore() override {
     {
@@ -65,7 +65,9 @@ public:
     for (auto* h : handles_) {
       db_->DestroyColumnFamilyHandle(h);
     }
-    db_->FlushWAL(true).PermitUncheckedError();
+    if (!read_only_) {
+      db_->FlushWAL(true).PermitUncheckedError();
+    }
     delete db_;
   }
 
@@ -82,6 +84,9 @@ public:
   }
 
   void commit(Batch batch, CommitCallback done) override {
+    if (read_only_) {
+      return done(make_error(ErrorCode::kUnavailable, "the store is open read-only"));
+    }
     {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
@@ -194,6 +199,7 @@ private:
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   bool sync_;
+  bool read_only_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<PendingCommit> queue_;
@@ -218,14 +224,15 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  auto s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+  auto s = options.read_only ? rocksdb::DB::OpenForReadOnly(db_options, options.path, families, &handles, &db)
+                             : rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
   if (!s.ok()) {
     return tl::unexpected(unavailable(s));
   }
   // handles[0] is the default family, which idempay does not use.
   db->DestroyColumnFamilyHandle(handles[0]);
   handles.erase(handles.begin());
-  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes));
+  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes, options.read_only));
 }
 
 }  // namespace idempay::storage

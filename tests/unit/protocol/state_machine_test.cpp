@@ -9,11 +9,13 @@ namespace {
 
 using S = PaymentState;
 constexpr S kAll[] = {S::kProcessing, S::kUndefined, S::kApproved, S::kDenied,
-                      S::kCancelled, S::kSettled, S::kRefunded};
+                      S::kCancelled, S::kSettled, S::kRefunded, S::kOrphaned};
 
 // G3, spelled out: every pair not listed here must be refused.
 const std::set<std::pair<S, S>> kLegal = {
     {S::kProcessing, S::kUndefined}, {S::kProcessing, S::kApproved}, {S::kProcessing, S::kDenied},
+    {S::kProcessing, S::kOrphaned},  {S::kOrphaned, S::kUndefined},  {S::kOrphaned, S::kApproved},
+    {S::kOrphaned, S::kDenied},
     {S::kUndefined, S::kApproved},   {S::kUndefined, S::kDenied},    {S::kUndefined, S::kCancelled},
     {S::kApproved, S::kSettled},     {S::kApproved, S::kCancelled},  {S::kSettled, S::kSettled},
     {S::kSettled, S::kRefunded},     {S::kRefunded, S::kRefunded},
@@ -44,7 +46,7 @@ TEST(StateMachineTest, SettleRespectsStateAndAuthorizedAmount) {
   Amounts partly{1000, 600, 0};
   EXPECT_TRUE(check_settle(S::kSettled, partly, 400));
   EXPECT_FALSE(check_settle(S::kSettled, partly, 401));
-  for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded}) {
+  for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded, S::kOrphaned}) {
     EXPECT_EQ(check_settle(s, a, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
   }
 }
@@ -65,7 +67,7 @@ TEST(StateMachineTest, RefundsNeverExceedWhatWasSettled) {
 TEST(StateMachineTest, OnlyUnsettledAuthorizationsCancel) {
   EXPECT_TRUE(check_cancel(S::kUndefined));
   EXPECT_TRUE(check_cancel(S::kApproved));
-  for (S s : {S::kProcessing, S::kDenied, S::kCancelled, S::kSettled, S::kRefunded}) {
+  for (S s : {S::kProcessing, S::kDenied, S::kCancelled, S::kSettled, S::kRefunded, S::kOrphaned}) {
     EXPECT_FALSE(check_cancel(s)) << to_string(s);
   }
 }

@@ -9,7 +9,8 @@
 namespace idempay {
 
 /// Lifecycle of a payment (G3). `kProcessing` means the intent is durable and the
-/// acquirer's answer is not yet recorded.
+/// acquirer's answer is not yet recorded; `kOrphaned` that reconciling it with the acquirer
+/// failed repeatedly (it is retried whenever the gateway asks again).
 enum class PaymentState : uint8_t {
   kProcessing,
   kUndefined,
@@ -18,6 +19,7 @@ enum class PaymentState : uint8_t {
   kCancelled,
   kSettled,
   kRefunded,
+  kOrphaned,
 };
 
 std::string_view to_string(PaymentState s);

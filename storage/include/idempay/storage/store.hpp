@@ -80,6 +80,9 @@ std::unique_ptr<Store> make_memory_store();
 struct RocksOptions {
   std::string path;         ///< directory; created if missing
   bool sync_writes = true;  ///< fsync the WAL before completing a commit. Default: true
+  /// Open without the directory lock, for reading a (possibly running) connector's data as
+  /// of the moment of opening; every commit fails with kUnavailable. Default: false
+  bool read_only = false;
 };
 
 /// Opens (or creates) the RocksDB store; kUnavailable if the directory cannot be opened

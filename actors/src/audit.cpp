@@ -1,0 +1,99 @@
+#include "audit.hpp"
+
+#include <cstdio>
+
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+std::string audit_prefix(const std::string& payment_id) { return payment_id + "/"; }
+
+std::string audit_key(const std::string& payment_id, uint64_t seq) {
+  char digits[24];
+  std::snprintf(digits, sizeof digits, "%010llu", static_cast<unsigned long long>(seq));
+  return audit_prefix(payment_id) + digits;
+}
+
+std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
+
+namespace {
+void write_fields(JsonWriter& w, const AuditEntry& e) {
+  w.key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time);
+  w.key("kind").string(e.kind).key("ref").string(e.ref).key("fingerprint").string(e.fingerprint);
+  w.key("before").string(e.before).key("after").string(e.after).key("detail").string(e.detail);
+  w.key("prev").string(e.prev);
+}
+}  // namespace
+
+std::string compute_hash(const AuditEntry& e) {
+  JsonWriter w;
+  w.begin_object();
+  write_fields(w, e);
+  w.end_object();
+  return crypto::to_hex(crypto::sha256(w.str()));
+}
+
+std::string encode(const AuditEntry& e) {
+  JsonWriter w;
+  w.begin_object();
+  write_fields(w, e);
+  w.key("hash").string(e.hash);
+  w.end_object();
+  return std::move(w).take();
+}
+
+Result<AuditEntry> decode_audit(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  AuditEntry e;
+  e.seq = static_cast<uint64_t>(doc->int_or("seq"));
+  e.time = doc->int_or("time");
+  e.kind = doc->string_or("kind");
+  e.ref = doc->string_or("ref");
+  e.fingerprint = doc->string_or("fingerprint");
+  e.before = doc->string_or("before");
+  e.after = doc->string_or("after");
+  e.detail = doc->string_or("detail");
+  e.prev = doc->string_or("prev");
+  e.hash = doc->string_or("hash");
+  return e;
+}
+
+std::string encode(const AuditHead& h) {
+  JsonWriter w;
+  w.begin_object().key("seq").number(static_cast<int64_t>(h.seq)).key("hash").string(h.hash).end_object();
+  return std::move(w).take();
+}
+
+Result<AuditHead> decode_head(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc) {
+    return tl::unexpected(doc.error());
+  }
+  return AuditHead{static_cast<uint64_t>(doc->int_or("seq")), doc->string_or("hash")};
+}
+
+AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes) {
+  entry.seq = head_.seq + 1;
+  entry.time = now_unix_ms();
+  entry.prev = head_.hash;
+  entry.hash = compute_hash(entry);
+  head_ = AuditHead{entry.seq, entry.hash};
+  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), encode(entry), std::nullopt});
+  // The head is rewritten with each entry; a batch holding several keeps only the last one.
+  for (auto it = writes.begin(); it != writes.end(); ++it) {
+    if (it->keyspace == storage::Keyspace::kAudit && it->key == audit_head_key(payment_id)) {
+      writes.erase(it);
+      break;
+    }
+  }
+  writes.push_back({storage::Keyspace::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt});
+  return entry;
+}
+
+}  // namespace idempay::actors

@@ -1,0 +1,79 @@
+// Start-up recovery: finds every payment whose acquirer outcome is unknown and every operation
+// left in flight, and has their actors reconcile them — in the background, at most
+// kConcurrency at a time, while the server already answers.
+#include <deque>
+
+#include <spdlog/spdlog.h>
+
+#include "messages.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+namespace {
+
+constexpr int kConcurrency = 16;
+
+std::map<std::string, std::vector<std::string>> find_unfinished(storage::Store& store) {
+  std::map<std::string, std::vector<std::string>> work;
+  if (auto payments = store.scan(storage::Keyspace::kPayments, "", SIZE_MAX)) {
+    for (const auto& [id, v] : *payments) {
+      auto r = decode_payment(v.value);
+      if (r && (r->state == PaymentState::kProcessing || r->state == PaymentState::kOrphaned)) {
+        work[id];
+      }
+    }
+  }
+  if (auto operations = store.scan(storage::Keyspace::kOperations, "", SIZE_MAX)) {
+    for (const auto& [request_id, v] : *operations) {
+      auto op = decode_operation(v.value);
+      if (op && op->phase == OperationPhase::kProcessing) {
+        work[op->payment_id].push_back(request_id);
+      }
+    }
+  }
+  return work;
+}
+
+}  // namespace
+
+caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* context) {
+  struct State {
+    std::deque<std::pair<std::string, std::vector<std::string>>> queue;
+    int in_flight = 0;
+    size_t total = 0;
+  };
+  auto state = std::make_shared<State>();
+  for (auto& item : find_unfinished(*context->store)) {
+    state->queue.emplace_back(item.first, std::move(item.second));
+  }
+  state->total = state->queue.size();
+  auto send_more = [self, context, state] {
+    caf::actor me = caf::actor_cast<caf::actor>(self);
+    while (state->in_flight < kConcurrency && !state->queue.empty()) {
+      auto [id, ops] = std::move(state->queue.front());
+      state->queue.pop_front();
+      ++state->in_flight;
+      ReplySink done([me](Reply) { caf::anon_send(me, recovered_atom::value); });
+      caf::anon_send(context->router, recover_atom::value, RecoverCommand{id, std::move(ops), done});
+    }
+    if (state->in_flight == 0 && state->queue.empty()) {
+      if (state->total > 0) {
+        spdlog::info("recovery: {} payments with unfinished work reconciled", state->total);
+      }
+      self->quit();
+    }
+  };
+  if (state->total > 0) {
+    spdlog::info("recovery: {} payments have unfinished work; reconciling in the background", state->total);
+  }
+  send_more();
+  return {
+      [state, send_more](recovered_atom) {
+        --state->in_flight;
+        send_more();
+      },
+  };
+}
+
+}  // namespace idempay::actors
