@@ -53,8 +53,20 @@ struct DeliveriesConfig {
   bool json = false;
 };
 
-/// Lists callback deliveries or replays a dead letter, on a stopped connector's data dir.
+/// Lists callback deliveries (any connector) or replays a dead letter (stopped connector).
 int run_deliveries(const DeliveriesConfig& config);
+
+struct OperatorConfig {
+  std::string data_dir = "./data";
+  std::string payment_id;
+  bool json = false;
+};
+
+/// `idempay inspect ID`: state, amounts, answers, operations, deliveries, audit trail.
+int run_inspect(const OperatorConfig& config);
+
+/// `idempay audit verify`: exit 0 if every chain and record agrees, 2 (with a report) if not.
+int run_audit_verify(const OperatorConfig& config);
 
 /// Runs the acquirer stub server until SIGTERM/SIGINT.
 int run_acquirer_stub(const StubConfig& config);

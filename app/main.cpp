@@ -94,10 +94,27 @@ int main(int argc, char** argv) {
   dl_replay->add_option("ID", deliveries.id, "delivery id")->required();
   dl_replay->add_option("--data-dir", deliveries.data_dir, "the connector's data directory")->capture_default_str();
 
+  OperatorConfig op;
+  auto* inspect = app.add_subcommand("inspect", "show one payment: state, answers, operations, deliveries, audit trail");
+  inspect->add_option("PAYMENT_ID", op.payment_id, "the paymentId")->required();
+  inspect->add_option("--data-dir", op.data_dir, "the connector's data directory")->capture_default_str();
+  inspect->add_flag("--json", op.json, "machine-readable output");
+  auto* audit = app.add_subcommand("audit", "audit trail tools");
+  audit->require_subcommand(1);
+  auto* verify = audit->add_subcommand("verify", "recompute every audit chain and cross-check the records");
+  verify->add_option("--payment", op.payment_id, "only this payment");
+  verify->add_option("--data-dir", op.data_dir, "the connector's data directory")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   configure_logging(log_format, log_level);
   if (s->parsed()) {
     return run_serve(serve);
+  }
+  if (inspect->parsed()) {
+    return run_inspect(op);
+  }
+  if (verify->parsed()) {
+    return run_audit_verify(op);
   }
   if (dl->parsed()) {
     deliveries.action = dl_replay->parsed() ? "replay" : "list";

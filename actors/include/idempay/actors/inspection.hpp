@@ -1,0 +1,68 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "idempay/actors/deliveries.hpp"
+#include "idempay/protocol/error.hpp"
+#include "idempay/storage/store.hpp"
+
+namespace idempay::actors {
+
+struct AuditLine {
+  uint64_t seq = 0;
+  int64_t time = 0;
+  std::string kind;
+  std::string ref;
+  std::string before;
+  std::string after;
+  std::string detail;
+  std::string hash;
+};
+
+struct OperationInfo {
+  std::string request_id;
+  std::string kind;
+  std::string phase;  ///< processing | done
+  int64_t amount = 0;  ///< cents
+  unsigned http_status = 0;
+  std::string response;
+};
+
+/// Everything the store knows about one payment, for operators. Never card data; the
+/// callback URL without its query (it carries the gateway's signature).
+struct PaymentReport {
+  std::string payment_id;
+  std::string state;
+  std::string payment_method;
+  std::string currency;
+  int64_t authorized = 0;
+  int64_t settled = 0;
+  int64_t refunded = 0;
+  std::string tid;
+  std::string nsu;
+  std::string authorization_id;
+  std::string callback_url;
+  std::string pos_phase;
+  std::string card_bin;
+  std::string card_last4;
+  std::string response;
+  std::vector<OperationInfo> operations;
+  std::vector<DeliveryInfo> deliveries;
+  std::vector<AuditLine> audit;
+};
+
+/// kNotFound if the store has no such payment.
+Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id);
+
+struct Inconsistency {
+  std::string payment_id;
+  std::string problem;
+};
+
+/// Recomputes every audit chain (or one payment's) and checks that payments, operations,
+/// deliveries and the chains agree. An empty list means everything verified.
+Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id);
+
+}  // namespace idempay::actors

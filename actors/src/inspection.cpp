@@ -1,0 +1,238 @@
+#include "idempay/actors/inspection.hpp"
+
+#include <map>
+#include <set>
+
+#include "audit.hpp"
+#include "idempay/protocol/json_read.hpp"
+#include "outbox.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+namespace {
+
+using storage::Keyspace;
+
+std::string without_query(const std::string& url) { return url.substr(0, url.find('?')); }
+
+// All operations, by payment.
+Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>>> operations_by_payment(
+    storage::Store& store) {
+  std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>> out;
+  auto all = store.scan(Keyspace::kOperations, "", SIZE_MAX);
+  if (!all) {
+    return tl::unexpected(all.error());
+  }
+  for (const auto& [request_id, v] : *all) {
+    auto op = decode_operation(v.value);
+    if (op) {
+      out[op->payment_id].emplace_back(request_id, std::move(*op));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
+                                              std::optional<AuditHead>& head) {
+  auto rows = store.scan(Keyspace::kAudit, audit_prefix(payment_id), SIZE_MAX);
+  if (!rows) {
+    return tl::unexpected(rows.error());
+  }
+  std::vector<AuditEntry> out;
+  for (const auto& [key, v] : *rows) {
+    if (key == audit_head_key(payment_id)) {
+      head = decode_head(v.value).value_or(AuditHead{});
+      continue;
+    }
+    auto e = decode_audit(v.value);
+    if (!e) {
+      return tl::unexpected(e.error());
+    }
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+// The chain's own integrity: contiguous sequence, each entry linked to and hashed over the
+// previous one, the head naming the last entry.
+void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, const std::optional<AuditHead>& head,
+                 std::vector<Inconsistency>& out) {
+  std::string prev;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (e.seq != i + 1) {
+      out.push_back({id, "audit entry " + std::to_string(i + 1) + " is missing (found " + std::to_string(e.seq) + ")"});
+      return;
+    }
+    if (e.prev != prev) {
+      out.push_back({id, "audit entry " + std::to_string(e.seq) + " does not link to the entry before it"});
+    }
+    if (compute_hash(e) != e.hash) {
+      out.push_back({id, "audit entry " + std::to_string(e.seq) + " was altered (hash mismatch)"});
+    }
+    prev = e.hash;
+  }
+  if (!head || head->seq != entries.size() || head->hash != prev) {
+    out.push_back({id, "audit chain head does not match its last entry (entries deleted?)"});
+  }
+}
+
+void check_payment(const std::string& id, const PaymentRecord& r, const std::vector<AuditEntry>& entries,
+                   const std::vector<std::pair<std::string, OperationRecord>>& ops, std::vector<Inconsistency>& out) {
+  if (entries.empty()) {
+    out.push_back({id, "payment has no audit trail"});
+  }
+  std::string last_state;
+  for (const auto& e : entries) {
+    if (!e.after.empty()) {
+      last_state = e.after;
+    }
+  }
+  if (!last_state.empty() && last_state != to_string(r.state)) {
+    out.push_back({id, "stored state " + std::string(to_string(r.state)) + " disagrees with the audit trail (" +
+                           last_state + ")"});
+  }
+  Cents settled = 0;
+  Cents refunded = 0;
+  for (const auto& [request_id, op] : ops) {
+    if (op.phase != OperationPhase::kDone || op.http_status != 200) {
+      continue;
+    }
+    auto body = JsonValue::parse(op.response);
+    Cents amount = 0;
+    if (body && body->find("value") != nullptr) {
+      amount = parse_decimal_amount(body->find("value")->text()).value_or(0);
+    }
+    settled += op.kind == ppp::OperationKind::kSettle ? amount : 0;
+    refunded += op.kind == ppp::OperationKind::kRefund ? amount : 0;
+  }
+  if (settled != r.amounts.settled || refunded != r.amounts.refunded) {
+    out.push_back({id, "settled/refunded totals disagree with the stored operations"});
+  }
+}
+
+}  // namespace
+
+Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id) {
+  auto got = store.get(Keyspace::kPayments, payment_id);
+  if (!got) {
+    return tl::unexpected(got.error());
+  }
+  if (!*got) {
+    return make_error(ErrorCode::kNotFound, "no payment " + payment_id);
+  }
+  auto r = decode_payment((*got)->value);
+  if (!r) {
+    return tl::unexpected(r.error());
+  }
+  PaymentReport out;
+  out.payment_id = payment_id;
+  out.state = std::string(to_string(r->state));
+  out.payment_method = r->payment_method;
+  out.currency = r->currency;
+  out.authorized = r->amounts.authorized;
+  out.settled = r->amounts.settled;
+  out.refunded = r->amounts.refunded;
+  out.tid = r->tid;
+  out.nsu = r->nsu;
+  out.authorization_id = r->authorization_id;
+  out.callback_url = without_query(r->callback_url);
+  out.pos_phase = r->pos_phase;
+  out.card_bin = r->card.bin;
+  out.card_last4 = r->card.last4;
+  out.response = r->response;
+  auto ops = operations_by_payment(store);
+  if (!ops) {
+    return tl::unexpected(ops.error());
+  }
+  for (const auto& [request_id, op] : (*ops)[payment_id]) {
+    out.operations.push_back({request_id, std::string(ppp::to_string(op.kind)),
+                              op.phase == OperationPhase::kDone ? "done" : "processing", op.amount, op.http_status,
+                              op.response});
+  }
+  auto deliveries = list_deliveries(store);
+  if (!deliveries) {
+    return tl::unexpected(deliveries.error());
+  }
+  for (auto& d : *deliveries) {
+    if (d.payment_id == payment_id) {
+      d.url = without_query(d.url);
+      out.deliveries.push_back(std::move(d));
+    }
+  }
+  std::optional<AuditHead> head;
+  auto entries = audit_entries(store, payment_id, head);
+  if (!entries) {
+    return tl::unexpected(entries.error());
+  }
+  for (const auto& e : *entries) {
+    out.audit.push_back({e.seq, e.time, e.kind, e.ref, e.before, e.after, e.detail, e.hash});
+  }
+  return out;
+}
+
+Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id) {
+  std::vector<Inconsistency> out;
+  auto payments = store.scan(Keyspace::kPayments, payment_id.value_or(""), SIZE_MAX);
+  if (!payments) {
+    return tl::unexpected(payments.error());
+  }
+  auto ops = operations_by_payment(store);
+  if (!ops) {
+    return tl::unexpected(ops.error());
+  }
+  std::set<std::string> known;
+  for (const auto& [id, v] : *payments) {
+    if (payment_id && id != *payment_id) {
+      continue;
+    }
+    known.insert(id);
+    auto r = decode_payment(v.value);
+    if (!r) {
+      out.push_back({id, "payment record unreadable"});
+      continue;
+    }
+    std::optional<AuditHead> head;
+    auto entries = audit_entries(store, id, head);
+    if (!entries) {
+      out.push_back({id, "audit entries unreadable"});
+      continue;
+    }
+    check_chain(id, *entries, head, out);
+    check_payment(id, *r, *entries, (*ops)[id], out);
+  }
+  if (!payment_id) {
+    // Records that point at payments the store does not have.
+    auto audit = store.scan(Keyspace::kAudit, "", SIZE_MAX);
+    if (!audit) {
+      return tl::unexpected(audit.error());
+    }
+    std::set<std::string> audited;
+    for (const auto& [key, v] : *audit) {
+      audited.insert(key.substr(0, key.find('/')));
+    }
+    for (const auto& id : audited) {
+      if (known.count(id) == 0) {
+        out.push_back({id, "audit trail for a payment that does not exist"});
+      }
+    }
+    for (const auto& [id, list] : *ops) {
+      if (known.count(id) == 0) {
+        out.push_back({id, "operations for a payment that does not exist"});
+      }
+    }
+    auto deliveries = list_deliveries(store);
+    if (!deliveries) {
+      return tl::unexpected(deliveries.error());
+    }
+    for (const auto& d : *deliveries) {
+      if (known.count(d.payment_id) == 0) {
+        out.push_back({d.payment_id, "delivery " + d.id + " for a payment that does not exist"});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace idempay::actors

@@ -1,0 +1,180 @@
+#include <filesystem>
+#include <iostream>
+
+#include "commands.hpp"
+#include "idempay/actors/deliveries.hpp"
+#include "idempay/actors/inspection.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/money.hpp"
+#include "idempay/storage/store.hpp"
+
+namespace idempay::app {
+
+namespace {
+// The callback URL's query carries the gateway's X-VTEX-signature: never print it.
+std::string without_query(const std::string& url) { return url.substr(0, url.find('?')); }
+
+// Reading tools open the store read-only, which works on a running connector's directory
+// too; writing tools (replay) need it stopped.
+Result<std::unique_ptr<storage::Store>> open_for_operator(const std::string& data_dir, bool write = false) {
+  auto path = (std::filesystem::path(data_dir) / "rocksdb").string();
+  if (!std::filesystem::exists(path)) {
+    return make_error(ErrorCode::kNotFound, "no store at " + path);
+  }
+  auto store = storage::open_rocks_store({path, true, !write});
+  if (!store) {
+    return make_error(ErrorCode::kUnavailable,
+                      store.error().message + " (is the connector still running on this data directory?)");
+  }
+  return store;
+}
+}  // namespace
+
+int run_deliveries(const DeliveriesConfig& config) {
+  auto store = open_for_operator(config.data_dir, config.action == "replay");
+  if (!store) {
+    std::cerr << store.error().message << "\n";
+    return 1;
+  }
+  if (config.action == "replay") {
+    auto s = actors::replay_dead_letter(**store, config.id);
+    if (!s) {
+      std::cerr << s.error().message << "\n";
+      return 1;
+    }
+    std::cout << "replayed " << config.id << ": it is delivered when the connector runs\n";
+    return 0;
+  }
+  auto list = actors::list_deliveries(**store);
+  if (!list) {
+    std::cerr << list.error().message << "\n";
+    return 1;
+  }
+  if (config.json) {
+    JsonWriter w;
+    w.begin_array();
+    for (const auto& d : *list) {
+      w.begin_object().key("id").string(d.id).key("paymentId").string(d.payment_id);
+      w.key("url").string(without_query(d.url)).key("state").string(d.dead ? "dead" : "pending");
+      w.key("attempts").number(d.attempts).key("lastStatus").number(d.last_status);
+      w.key("lastError").string(d.last_error).key("reason").string(d.dead_reason).end_object();
+    }
+    w.end_array();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  for (const auto& d : *list) {
+    std::cout << (d.dead ? "dead    " : "pending ") << d.id << "  payment=" << d.payment_id
+              << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << d.last_error
+              << (d.dead ? "  reason=" + d.dead_reason : "") << "  url=" << without_query(d.url) << "\n";
+  }
+  return 0;
+}
+
+namespace {
+
+void write_report_json(const actors::PaymentReport& r) {
+  JsonWriter w;
+  w.begin_object().key("paymentId").string(r.payment_id).key("state").string(r.state);
+  w.key("paymentMethod").string(r.payment_method).key("currency").string(r.currency);
+  w.key("authorized").raw_number(format_amount(r.authorized)).key("settled").raw_number(format_amount(r.settled));
+  w.key("refunded").raw_number(format_amount(r.refunded));
+  w.key("tid").string(r.tid).key("nsu").string(r.nsu).key("authorizationId").string(r.authorization_id);
+  w.key("cardBin").string(r.card_bin).key("cardLast4").string(r.card_last4);
+  w.key("callbackUrl").string(r.callback_url).key("posPhase").string(r.pos_phase);
+  w.key("response").string(r.response);
+  w.key("operations").begin_array();
+  for (const auto& op : r.operations) {
+    w.begin_object().key("requestId").string(op.request_id).key("kind").string(op.kind).key("phase").string(op.phase);
+    w.key("amount").raw_number(format_amount(op.amount)).key("httpStatus").number(op.http_status);
+    w.key("response").string(op.response).end_object();
+  }
+  w.end_array().key("deliveries").begin_array();
+  for (const auto& d : r.deliveries) {
+    w.begin_object().key("id").string(d.id).key("state").string(d.dead ? "dead" : "pending");
+    w.key("attempts").number(d.attempts).key("lastStatus").number(d.last_status).end_object();
+  }
+  w.end_array().key("audit").begin_array();
+  for (const auto& a : r.audit) {
+    w.begin_object().key("seq").number(static_cast<int64_t>(a.seq)).key("time").number(a.time);
+    w.key("kind").string(a.kind).key("ref").string(a.ref).key("before").string(a.before);
+    w.key("after").string(a.after).key("detail").string(a.detail).key("hash").string(a.hash).end_object();
+  }
+  w.end_array().end_object();
+  std::cout << w.str() << "\n";
+}
+
+void write_report_text(const actors::PaymentReport& r) {
+  std::cout << "payment " << r.payment_id << ": " << r.state << " (" << r.payment_method << ", " << r.currency << ")\n"
+            << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
+            << ", refunded " << format_amount(r.refunded) << "\n"
+            << "  tid " << r.tid << ", nsu " << r.nsu << ", authorizationId " << r.authorization_id << "\n"
+            << "  card " << (r.card_bin.empty() ? "-" : r.card_bin + "..." + r.card_last4)
+            << ", callback " << r.callback_url << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
+            << "  answer: " << r.response << "\n";
+  std::cout << "operations:\n";
+  for (const auto& op : r.operations) {
+    std::cout << "  " << op.request_id << "  " << op.kind << "  " << op.phase << "  " << format_amount(op.amount)
+              << "  HTTP " << op.http_status << "\n";
+  }
+  std::cout << "deliveries:\n";
+  for (const auto& d : r.deliveries) {
+    std::cout << "  " << d.id << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
+  }
+  std::cout << "audit trail:\n";
+  for (const auto& a : r.audit) {
+    std::cout << "  #" << a.seq << "  " << a.kind << "  " << a.ref;
+    if (!a.before.empty() || !a.after.empty()) {
+      std::cout << "  " << (a.before.empty() ? "-" : a.before) << " -> " << a.after;
+    }
+    if (!a.detail.empty()) {
+      std::cout << "  (" << a.detail << ")";
+    }
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+int run_inspect(const OperatorConfig& config) {
+  auto store = open_for_operator(config.data_dir);
+  if (!store) {
+    std::cerr << store.error().message << "\n";
+    return 1;
+  }
+  auto report = actors::inspect_payment(**store, config.payment_id);
+  if (!report) {
+    std::cerr << report.error().message << "\n";
+    return report.error().code == ErrorCode::kNotFound ? 3 : 1;
+  }
+  config.json ? write_report_json(*report) : write_report_text(*report);
+  return 0;
+}
+
+int run_audit_verify(const OperatorConfig& config) {
+  auto store = open_for_operator(config.data_dir);
+  if (!store) {
+    std::cerr << store.error().message << "\n";
+    return 1;
+  }
+  std::optional<std::string> only;
+  if (!config.payment_id.empty()) {
+    only = config.payment_id;
+  }
+  auto problems = actors::verify_store(**store, only);
+  if (!problems) {
+    std::cerr << problems.error().message << "\n";
+    return 1;
+  }
+  for (const auto& p : *problems) {
+    std::cout << "INCONSISTENT payment " << p.payment_id << ": " << p.problem << "\n";
+  }
+  if (!problems->empty()) {
+    std::cout << problems->size() << " inconsistencies found\n";
+    return 2;
+  }
+  std::cout << "audit verified: every chain intact, payments, operations and deliveries agree\n";
+  return 0;
+}
+
+}  // namespace idempay::app
