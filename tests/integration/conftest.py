@@ -118,8 +118,8 @@ class Connector:
                      "--idle-timeout-ms", "200", *extra_args]
         self.start()
 
-    def start(self):
-        self.process = Process(self.args, self.dir / "connector.log")  # appends on restart
+    def start(self, env=None):
+        self.process = Process(self.args, self.dir / "connector.log", env)  # appends on restart
         self.port = self.process.port
 
     def post(self, path, body, headers=None):

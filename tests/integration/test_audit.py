@@ -1,0 +1,69 @@
+"""The audit trail: every arrival accounted for, and any edit or deletion detected (G5)."""
+import json
+import shutil
+import subprocess
+
+from conftest import BIN, create_body
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True)
+
+
+def ldb(db, *args):
+    return subprocess.run(["ldb", f"--db={db}", "--column_family=audit", *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_inspect_tells_processed_from_reused(connector):
+    body = create_body("audited-1", value=50)
+    first = connector.post("/payments", body)
+    assert connector.post("/payments", body)[1] == first[1]
+    assert connector.post("/payments", body)[1] == first[1]
+    assert connector.post("/payments/audited-1/settlements", {"requestId": "s-1", "value": 50})[0] == 200
+    assert connector.post("/payments/audited-1/refunds", {"requestId": "r-1", "value": 20})[0] == 200
+    # Works on the running connector's directory (read-only).
+    out = run("inspect", "audited-1", "--json", "--data-dir", str(connector.data_dir))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["state"] == "refunded" and report["settled"] == 50 and report["refunded"] == 20
+    kinds = [(a["kind"], a["ref"]) for a in report["audit"]]
+    assert kinds[:3] == [("event_received", "audited-1"), ("event_processing_started", "audited-1"),
+                         ("event_processed", "audited-1")]
+    assert kinds.count(("event_duplicate_reused", "audited-1")) == 2
+    assert ("operation_processed", "s-1") in kinds and ("operation_processed", "r-1") in kinds
+    processed = [a for a in report["audit"] if a["kind"] == "event_processed"]
+    assert processed[0]["before"] == "processing" and processed[0]["after"] == "approved"
+    assert {op["requestId"] for op in report["operations"]} == {"s-1", "r-1"}
+    assert "4444333322221111" not in out.stdout
+    text = run("inspect", "audited-1", "--data-dir", str(connector.data_dir)).stdout
+    assert "event_duplicate_reused" in text and "processing -> approved" in text
+    assert run("inspect", "nobody", "--data-dir", str(connector.data_dir)).returncode == 3
+
+
+def test_tampering_and_deletion_are_detected(connector, tmp_path):
+    for i in range(3):
+        connector.post("/payments", create_body(f"chain-{i}"))
+        connector.post("/payments", create_body(f"chain-{i}"))
+    connector.process.terminate()
+    verified = run("audit", "verify", "--data-dir", str(connector.data_dir))
+    assert verified.returncode == 0, verified.stdout
+
+    edited = tmp_path / "edited"
+    shutil.copytree(connector.data_dir, edited)
+    db = edited / "rocksdb"
+    raw = bytes.fromhex(ldb(db, "--value_hex", "get", "chain-1/0000000003")[2:])
+    assert b'"kind":"event_processed"' in raw
+    forged = raw.replace(b'"after":"approved"', b'"after":"denied"')
+    ldb(db, "--value_hex", "put", "chain-1/0000000003", "0x" + forged.hex())
+    out = run("audit", "verify", "--data-dir", str(edited))
+    assert out.returncode != 0 and "chain-1" in out.stdout and "altered" in out.stdout
+    assert "chain-0" not in out.stdout and "chain-2" not in out.stdout
+
+    deleted = tmp_path / "deleted"
+    shutil.copytree(connector.data_dir, deleted)
+    ldb(deleted / "rocksdb", "delete", "chain-2/0000000002")
+    out = run("audit", "verify", "--data-dir", str(deleted))
+    assert out.returncode != 0 and "chain-2" in out.stdout and "missing" in out.stdout
+    out = run("audit", "verify", "--payment", "chain-0", "--data-dir", str(deleted))
+    assert out.returncode == 0
