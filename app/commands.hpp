@@ -30,6 +30,8 @@ struct ServeConfig {
   int callback_max_per_destination = 4;
   int64_t callback_timeout_ms = 15'000;
   std::string callback_ca_file;
+  int64_t reconcile_base_ms = 1'000;
+  int reconcile_attempts = 5;
   std::string public_url;  ///< base URL for links handed to shoppers' devices (POS submitUrl)
   std::string log_format = "text";
   std::string log_level = "info";

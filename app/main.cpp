@@ -69,6 +69,12 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_CALLBACK_MAX_PER_DESTINATION")->capture_default_str();
   s->add_option("--callback-timeout-ms", serve.callback_timeout_ms, "total time of one callback attempt")
       ->envname("IDEMPAY_CALLBACK_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--reconcile-base-ms", serve.reconcile_base_ms,
+                "first retry of a background status call for an unknown outcome (then doubling)")
+      ->envname("IDEMPAY_RECONCILE_BASE_MS")->capture_default_str();
+  s->add_option("--reconcile-attempts", serve.reconcile_attempts,
+                "failed status calls before a payment is marked orphaned")
+      ->envname("IDEMPAY_RECONCILE_ATTEMPTS")->capture_default_str();
   s->add_option("--public-url", serve.public_url,
                 "base URL shoppers' devices reach this service at (default: http://LISTEN)")
       ->envname("IDEMPAY_PUBLIC_URL");

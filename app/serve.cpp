@@ -206,6 +206,8 @@ int run_serve(const ServeConfig& config) {
   service_options.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
   service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
+  service_options.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
+  service_options.reconcile_attempts = config.reconcile_attempts;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
   PppHandler handler(*service, std::move(*webhook_keys), stub);
   server_options.io_threads = config.io_threads;

@@ -66,6 +66,8 @@ Status PaymentService::start(std::string public_url) {
   ctx.transport = &impl_->transport;
   ctx.callbacks = impl_->options.callbacks;
   ctx.public_url = impl_->options.public_url;
+  ctx.reconcile_base = impl_->options.reconcile_base;
+  ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   impl_->config = std::make_unique<caf::actor_system_config>();
   if (impl_->options.workers > 0) {
     impl_->config->set("scheduler.max-threads", static_cast<size_t>(impl_->options.workers));

@@ -149,3 +149,38 @@ def test_random_crashes_with_retrying_clients(connector_factory, stub_server, ac
             assert answers[p][0]["tid"] == book[p]["tid"]
     c.process.terminate()
     audit_verifies(c)
+
+
+def test_acquirer_outage_orphans_then_recovers(connector_factory, base_dir):
+    stub_port = free_port()
+    c = connector_factory(acquirer=f"http://127.0.0.1:{stub_port}",
+                          extra_args=["--reconcile-base-ms", "50", "--reconcile-attempts", "3",
+                                      "--acquirer-timeout-ms", "500"])
+    bodies = [create_body(f"outage-{i}") for i in range(20)]
+    for body in bodies:
+        status, raw, _ = c.post("/payments", body)
+        assert status == 200 and json.loads(raw)["status"] == "undefined", raw  # never a false success
+    time.sleep(1.5)  # 3 failed status calls, 50/100/200 ms apart
+    report = json.loads(subprocess.run([BIN, "inspect", "outage-0", "--json", "--data-dir", str(c.data_dir)],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert report["state"] == "orphaned"
+    assert "event_orphaned" in [a["kind"] for a in report["audit"]]
+
+    # A restart with work in flight starts answering at once; recovery runs in the background.
+    c.process.kill()
+    started = time.time()
+    c.start()
+    assert request(c.port, "GET", "/manifest", headers={})[0] == 200
+    assert time.time() - started < 5
+
+    stub = Process(["acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], base_dir / "outage-stub.log")
+    try:
+        for body in bodies:  # the gateway keeps retrying "undefined" payments
+            answer, _ = retry_until_final(c, body)
+            assert answer["status"] == "approved"
+        book = ledger(stub)["authorizations"]
+        assert all(book[b["paymentId"]]["charges"] == 1 for b in bodies)
+    finally:
+        stub.terminate()
+    c.process.terminate()
+    audit_verifies(c)

@@ -68,6 +68,11 @@ struct ServiceOptions {
   CallbackOptions callbacks;
   /// Base URL the shopper's devices reach this service at (POS submitUrl). Default: none
   std::string public_url;
+  /// Background reconciliation of an unknown outcome: first retry after this, then doubling.
+  /// Default: 1 s
+  std::chrono::milliseconds reconcile_base{1'000};
+  /// Failed status calls before the record is marked orphaned. Default: 5
+  int reconcile_attempts = 5;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
