@@ -17,7 +17,7 @@ struct ServeConfig {
   int64_t stub_pending_delay_ms = 2'000;
   std::string credentials;
   bool callback_allow_private = false;
-  int64_t idle_timeout_ms = 30'000;
+  int64_t idle_timeout_ms = 5'000;
   int io_threads = 2;
   int workers = 0;
   int64_t drain_timeout_ms = 10'000;

@@ -163,12 +163,16 @@ private:
                      std::map<std::pair<size_t, std::string>, uint64_t>& staged) {
     std::vector<uint64_t> etags;
     etags.reserve(batch.size());
-    auto local = staged;  // applied to `staged` only if the whole batch passes
+    // This batch's own writes, merged into `staged` only if the whole batch passes: the cost
+    // is per write, never per batch already in the group.
+    std::map<std::pair<size_t, std::string>, uint64_t> local;
     for (const Write& w : batch) {
       auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
       uint64_t current = 0;
       if (auto it = local.find(id); it != local.end()) {
         current = it->second;
+      } else if (auto st = staged.find(id); st != staged.end()) {
+        current = st->second;
       } else {
         auto got = get(w.keyspace, w.key);
         if (!got) {
@@ -192,7 +196,9 @@ private:
         wb.Delete(cf(w.keyspace), w.key).PermitUncheckedError();
       }
     }
-    staged = std::move(local);
+    for (auto& [id, etag] : local) {
+      staged[id] = etag;
+    }
     return etags;
   }
 

@@ -61,8 +61,8 @@ struct AcquirerEvent {
 };
 
 struct ServiceOptions {
-  /// A payment actor with nothing to do for this long is passivated. Default: 30 s
-  std::chrono::milliseconds idle_timeout{30'000};
+  /// A payment actor with nothing to do for this long is passivated. Default: 5 s
+  std::chrono::milliseconds idle_timeout{5'000};
   /// CAF worker threads; 0 keeps CAF's default. Default: 0
   int workers = 0;
   CallbackOptions callbacks;
