@@ -254,7 +254,7 @@ def main():
 def plot(out_dir, rows):
     if shutil.which("gnuplot") is None:
         return
-    data = out_dir / "results.dat"
+    data = pathlib.Path(tempfile.mkdtemp()) / "results.dat"
     data.write_text("".join(f"\"{r['scenario']}\" {r['rps_median']} {r['rps_min']} {r['rps_max']}\n" for r in rows))
     script = f"""set terminal pngcairo size 900,480 noenhanced
 set output '{out_dir / "results.png"}'
