@@ -1,0 +1,216 @@
+#pragma once
+// One actor per paymentId serialises everything that happens to that payment. Each request
+// runs as a chain of steps; a step that waits (a storage commit, an acquirer call) resumes
+// through a Continuation message, so no worker thread ever blocks and other messages keep
+// flowing: replays are answered at once, overlapping creates join the call in flight, and
+// other mutations wait their turn in `deferred_`. The steps live in four files:
+// payment_actor.cpp (plumbing, loading, audit), payment_create.cpp (Create Payment, POS, the
+// answers), payment_outcomes.cpp (webhooks, refreshes, reconciliation, recovery) and
+// payment_operations.cpp (cancel, settle, refund).
+#include <algorithm>
+#include <deque>
+
+#include <spdlog/spdlog.h>
+
+#include "audit.hpp"
+#include "idempay/protocol/fault.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "messages.hpp"
+#include "records.hpp"
+
+namespace idempay::actors {
+
+using storage::Keyspace;
+using Clock = std::chrono::steady_clock;
+
+inline Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
+  return Reply{status, ppp::write_error(code, message)};
+}
+
+inline Reply error_reply(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kNotFound:
+      return error_reply(404, to_string(e.code), e.message);
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kConflict:
+    case ErrorCode::kIllegalState:
+      return error_reply(400, to_string(e.code), e.message);
+    case ErrorCode::kUnavailable:
+      return error_reply(503, to_string(e.code), e.message);
+    default:
+      return error_reply(500, to_string(e.code), e.message);
+  }
+}
+
+class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
+public:
+  PaymentActor(caf::event_based_actor* self, const ActorContext* context, caf::actor router,
+               std::string payment_id)
+      : self_(self), ctx_(*context), router_(std::move(router)), id_(std::move(payment_id)) {}
+
+  caf::behavior behavior();
+
+private:
+  // -- plumbing ----------------------------------------------------------------------------
+
+  void release_waiters();
+
+  template <class T>
+  std::function<void(T)> in_actor(std::function<void(T)> fn) {
+    return actors::in_actor<T>(self_, std::move(fn));
+  }
+
+  void on_routed();
+
+  // Retire only when nothing is in flight and the router agrees that every message it
+  // forwarded has been handled.
+  void on_idle();
+
+  // Loads the payment record on first use. False (and the sink answered) on a read failure.
+  bool ensure_loaded(const ReplySink& sink);
+
+  // -- audit trail ---------------------------------------------------------------------------
+
+  static AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {},
+                          std::string_view before = {}, std::string_view after = {}, std::string detail = {});
+
+  void audit(storage::Batch& batch, AuditEntry e) { audit_.append(id_, std::move(e), batch); }
+
+  // For arrivals that change nothing (duplicates, refusals): the entry rides along with the
+  // next group commit and nobody waits for it. If it is lost to a storage failure the cached
+  // chain head is reloaded, so the next entry still links to what is on disk.
+  void audit_now(AuditEntry e);
+
+  // Ends the current mutation and starts the next deferred one, if any.
+  void finish();
+
+  void reply_all(std::vector<ReplySink>& sinks, const Reply& reply);
+
+  // A commit failed: answer with a retryable error and forget the cached record, which may
+  // no longer match the store.
+  void abandon(std::vector<ReplySink>& sinks, const Error& e);
+
+  // -- Create Payment ----------------------------------------------------------------------
+
+  void on_create(CreateCommand cmd);
+
+  // -- POS (notes/ppp.md §10): identify terminal -> await terminal -> final ---------------
+
+  static constexpr std::string_view kIdentifyTerminal = "identify-terminal";
+  static constexpr std::string_view kAwaitPos = "await-pos";
+
+  static bool is_pos(std::string_view method) { return method.rfind("Venda Direta", 0) == 0; }
+
+  // True when a Create Payment must do more than replay: the terminal is known but the charge
+  // has not started, or it started and its answer was never recorded (a crash in between).
+  bool pos_charge_due() const;
+
+  // The identify-terminal -> await-pos compare-and-swap: only its winner starts the charge.
+  void start_pos_charge(ppp::CreatePaymentRequest request);
+
+  void on_terminal(TerminalCommand cmd);
+
+  // Persists the intent before the acquirer hears of the payment (put-if-absent).
+  void write_intent(ppp::CreatePaymentRequest request, std::string fingerprint);
+
+  // A record left `processing` (crash, acquirer failure): ask the acquirer what it did under
+  // this key; authorize (same key, so at most one charge) only if it never saw the payment.
+  void reconcile(ppp::CreatePaymentRequest request);
+
+  void call_authorize(ppp::CreatePaymentRequest request);
+
+  void on_authorized(Result<acquirer::Authorization> result);
+
+  // -- reconciliation: records whose acquirer outcome is not known -------------------------
+
+  static bool is_unresolved(PaymentState s) {
+    return s == PaymentState::kProcessing || s == PaymentState::kOrphaned;
+  }
+
+  // The answer while the outcome is unknown: "undefined", no identifiers yet.
+  std::string unresolved_response() const;
+
+  void schedule_reconcile();
+
+  void on_reconcile_tick();
+
+  // Asks the acquirer under the payment's own key; applies a known outcome (with a callback),
+  // leaves a payment the acquirer never saw for the gateway's retry, and retries a failed
+  // status call with backoff until the record is marked orphaned.
+  void reconcile_in_background(std::function<void()> done);
+
+  void mark_orphaned();
+
+  // Start-up recovery: finish operations left in flight (same requestId, so at most once at
+  // the acquirer), then reconcile the payment itself.
+  void on_recover(RecoverCommand cmd);
+
+  void resume_operation(const std::string& request_id);
+
+  void on_notified(NotifiedCommand cmd);
+
+  // -- asynchronous outcomes: acquirer webhooks and refreshes ------------------------------
+
+  void on_event(EventCommand cmd);
+
+  void on_refresh(RefreshCommand cmd);
+
+  // Moves an `undefined` payment to its final state and queues the callback, in one batch with
+  // `extra` (the inbox record). A stale or non-final outcome changes nothing but `extra`.
+  // Replies `reply` to op_waiters_, or the current Create Payment answer if none is given.
+  void apply_outcome(const acquirer::Authorization& a, storage::Batch extra, std::optional<Reply> reply,
+                     const std::string& source, const std::string& source_hash);
+
+  OutboxEntry new_callback(PaymentRecord& r) const;
+
+  // The Create Payment answer for the record's state; identifiers come from the record, so
+  // they never change once issued (G2).
+  std::string create_response(const PaymentRecord& r, std::string_view code, std::string_view message) const;
+
+  // What the shopper needs while the payment is open, and the card fragments of a POS result.
+  void add_method_fields(const PaymentRecord& r, ppp::CreatePaymentResponse& out) const;
+
+  // -- cancel / settle / refund ------------------------------------------------------------
+
+  void on_operate(OperateCommand cmd);
+
+  Reply request_conflict(const ppp::OperationRequest& req) const;
+
+  Status validate(const ppp::OperationRequest& req) const;
+
+  void write_operation_intent(ppp::OperationRequest req, std::string fingerprint);
+
+  void call_operation(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag);
+
+  void on_operation_result(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag,
+                           Result<acquirer::OperationOutcome> result);
+
+  static PaymentRecord apply(PaymentRecord r, ppp::OperationKind kind, Cents amount);
+
+  caf::event_based_actor* self_;
+  const ActorContext& ctx_;
+  caf::actor router_;
+  std::string id_;
+
+  bool loaded_ = false;
+  std::optional<PaymentRecord> record_;
+  uint64_t etag_ = 0;
+
+  bool busy_ = false;
+  bool background_ = false;      // the mutation in flight was started by no caller
+  bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
+  bool reconcile_pending_ = false;
+  int reconcile_attempts_ = 0;
+  AuditChain audit_;
+  std::vector<ReplySink> create_waiters_;
+  std::vector<ReplySink> op_waiters_;
+  std::string inflight_request_id_;
+  std::string inflight_fingerprint_;
+  std::deque<std::function<void()>> deferred_;
+
+  uint64_t handled_ = 0;
+  Clock::time_point last_active_ = Clock::now();
+  bool idle_armed_ = false;
+};
+
+}  // namespace idempay::actors
