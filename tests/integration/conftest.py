@@ -213,3 +213,17 @@ def deliveries(connector):
     out = subprocess.run([BIN, "deliveries", "list", "--json", "--data-dir", str(connector.data_dir)],
                          capture_output=True, check=True)
     return json.loads(out.stdout)
+
+
+@pytest.fixture
+def webhook_stub_pair(connector_factory, base_dir, request):
+    """An out-of-process stub that reports through signed webhooks (only on /trigger), and a
+    connector listening where the stub sends them. Returns (stub, connector)."""
+    port = free_port()
+    stub = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "600000",
+                    "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
+                    "--webhook-secret", ACQUIRER_SECRET], base_dir / f"{request.node.name}-stub.log")
+    c = connector_factory(acquirer=f"http://127.0.0.1:{stub.port}", listen=f"127.0.0.1:{port}",
+                          extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
+    yield stub, c
+    stub.terminate()

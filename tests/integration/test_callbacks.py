@@ -118,26 +118,18 @@ def test_ssrf_guard_refuses_private_destinations(connector_factory, receiver):
     assert dead == set(targets)
 
 
-def test_out_of_process_stub_reports_through_signed_webhooks(connector_factory, receiver, base_dir):
-    from conftest import Process, free_port, request
+def test_out_of_process_stub_reports_through_signed_webhooks(webhook_stub_pair, receiver):
+    from conftest import request
+    stub, c = webhook_stub_pair
     r = receiver()
-    port = free_port()
-    stub = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "600000",
-                    "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
-                    "--webhook-secret", ACQUIRER_SECRET], base_dir / "trigger-stub.log")
-    try:
-        c = connector_factory(acquirer=f"http://127.0.0.1:{stub.port}", listen=f"127.0.0.1:{port}",
-                              extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
-        async_payment(c, r, "trig-1")
-        time.sleep(0.5)
-        assert not r.requests, "nothing happens before the acquirer decides"
-        status, _, _ = request(stub.port, "POST", "/trigger", {"paymentId": "trig-1", "outcome": "approve"}, headers={})
-        assert status == 200
-        assert r.wait_for(lambda rv: rv.processed)
-        assert callback_body(r.requests[-1])["status"] == "approved"
-        assert ledger(stub)["authorizations"]["trig-1"]["calls"] == 1
-    finally:
-        stub.terminate()
+    async_payment(c, r, "trig-1")
+    time.sleep(0.5)
+    assert not r.requests, "nothing happens before the acquirer decides"
+    status, _, _ = request(stub.port, "POST", "/trigger", {"paymentId": "trig-1", "outcome": "approve"}, headers={})
+    assert status == 200
+    assert r.wait_for(lambda rv: rv.processed)
+    assert callback_body(r.requests[-1])["status"] == "approved"
+    assert ledger(stub)["authorizations"]["trig-1"]["calls"] == 1
 
 
 def test_in_process_stub_trigger(connector_factory, receiver):

@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from conftest import (ACQUIRER_SECRET, BIN, CALLBACK_ARGS, Process, create_body, free_port, ledger,
-                      request)
+from conftest import BIN, CALLBACK_ARGS, Process, create_body, free_port, ledger, request
 from receiver import callback_body
 
 
@@ -75,30 +74,22 @@ def test_crash_during_callback_delivery(connector_factory, receiver):
     audit_verifies(c)
 
 
-def test_crash_during_webhook_inbox_write(connector_factory, receiver, base_dir):
+def test_crash_during_webhook_inbox_write(webhook_stub_pair, receiver):
+    stub, c = webhook_stub_pair
     r = receiver()
-    port = free_port()
-    stub = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "600000",
-                    "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
-                    "--webhook-secret", ACQUIRER_SECRET], base_dir / "inbox-crash-stub.log")
-    try:
-        c = connector_factory(acquirer=f"http://127.0.0.1:{stub.port}", listen=f"127.0.0.1:{port}",
-                              extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
-        c.process.terminate()
-        c.start(env={"IDEMPAY_CRASH_AT": "during-inbox-write"})
-        body = create_body("crash-inbox", card="4222222222222224", callbackUrl=r.url())
-        assert json.loads(c.post("/payments", body)[1])["status"] == "undefined"
-        request(stub.port, "POST", "/trigger", {"paymentId": "crash-inbox", "outcome": "approve"}, headers={})
-        wait_until_dead(c)
-        c.start()  # the stub keeps retrying its webhook until acknowledged
-        assert r.wait_for(lambda rv: rv.processed, timeout=30)
-        assert callback_body(r.requests[-1])["status"] == "approved"
-        assert json.loads(c.post("/payments", body)[1])["status"] == "approved"
-        assert ledger(stub)["authorizations"]["crash-inbox"]["charges"] == 1
-        c.process.terminate()
-        audit_verifies(c)
-    finally:
-        stub.terminate()
+    c.process.terminate()
+    c.start(env={"IDEMPAY_CRASH_AT": "during-inbox-write"})
+    body = create_body("crash-inbox", card="4222222222222224", callbackUrl=r.url())
+    assert json.loads(c.post("/payments", body)[1])["status"] == "undefined"
+    request(stub.port, "POST", "/trigger", {"paymentId": "crash-inbox", "outcome": "approve"}, headers={})
+    wait_until_dead(c)
+    c.start()  # the stub keeps retrying its webhook until acknowledged
+    assert r.wait_for(lambda rv: rv.processed, timeout=30)
+    assert callback_body(r.requests[-1])["status"] == "approved"
+    assert json.loads(c.post("/payments", body)[1])["status"] == "approved"
+    assert ledger(stub)["authorizations"]["crash-inbox"]["charges"] == 1
+    c.process.terminate()
+    audit_verifies(c)
 
 
 @pytest.mark.parametrize("acquirer", ["in-process", "out-of-process"])
