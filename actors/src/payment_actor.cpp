@@ -128,7 +128,7 @@ void PaymentActor::audit_now(AuditEntry e) {
   }
   storage::Batch batch;
   audit(batch, std::move(e));
-  ctx_.store->commit(std::move(batch),
+  ctx_.store->commit_riding_along(std::move(batch),
                      in_actor<storage::CommitResult>([me = shared_from_this()](storage::CommitResult r) {
                        if (!r && !me->busy_) {
                          me->loaded_ = false;

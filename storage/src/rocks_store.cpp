@@ -48,6 +48,7 @@ Error unavailable(const rocksdb::Status& s) {
 struct PendingCommit {
   Batch batch;
   CommitCallback done;
+  bool sync = true;
 };
 
 class RocksStore final : public Store {
@@ -83,14 +84,20 @@ public:
     return std::optional<Versioned>(decode(raw));
   }
 
-  void commit(Batch batch, CommitCallback done) override {
+  void commit(Batch batch, CommitCallback done) override { enqueue(std::move(batch), std::move(done), true); }
+
+  void commit_riding_along(Batch batch, CommitCallback done) override {
+    enqueue(std::move(batch), std::move(done), false);
+  }
+
+  void enqueue(Batch batch, CommitCallback done, bool sync) {
     if (read_only_) {
       return done(make_error(ErrorCode::kUnavailable, "the store is open read-only"));
     }
     {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
-        queue_.push_back(PendingCommit{std::move(batch), std::move(done)});
+        queue_.push_back(PendingCommit{std::move(batch), std::move(done), sync});
         wake_.notify_one();
         return;
       }
@@ -139,12 +146,14 @@ private:
     std::map<std::pair<size_t, std::string>, uint64_t> staged;
     std::vector<CommitResult> results;
     results.reserve(group.size());
+    bool any_synced = false;
     for (auto& pending : group) {
       results.push_back(stage(pending.batch, wb, staged));
+      any_synced |= pending.sync;
     }
     if (wb.Count() > 0) {
       rocksdb::WriteOptions wo;
-      wo.sync = sync_;
+      wo.sync = sync_ && any_synced;  // a group of riding-along commits waits for the next sync
       auto s = db_->Write(wo, &wb);
       if (!s.ok()) {
         for (auto& r : results) {

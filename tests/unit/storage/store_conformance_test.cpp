@@ -153,6 +153,34 @@ TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
   EXPECT_EQ(this->store->scan(Keyspace::kPayments, "k", kCommits + 1).value().size(), size_t{kCommits});
 }
 
+TYPED_TEST(StoreConformanceTest, RidingAlongCommitsKeepConditionsAndOrder) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "1", 0}}));
+  std::promise<CommitResult> done;
+  this->store->commit_riding_along({{Keyspace::kAudit, "a", "2", 1}},
+                                   [&done](CommitResult r) { done.set_value(std::move(r)); });
+  ASSERT_TRUE(done.get_future().get());
+  EXPECT_EQ(this->store->get(Keyspace::kAudit, "a").value()->value, "2");
+  std::promise<CommitResult> stale;
+  this->store->commit_riding_along({{Keyspace::kAudit, "a", "3", 1}},
+                                   [&stale](CommitResult r) { stale.set_value(std::move(r)); });
+  EXPECT_EQ(stale.get_future().get().error().code, ErrorCode::kConflict);
+}
+
+TEST(RocksStoreTest, RidingAlongWritesBecomeDurableWithTheNextSyncedOne) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  {
+    auto store = open_rocks_store(options).value();
+    std::promise<CommitResult> done;
+    store->commit_riding_along({{Keyspace::kAudit, "dup", "entry", 0}},
+                               [&done](CommitResult r) { done.set_value(std::move(r)); });
+    ASSERT_TRUE(done.get_future().get());
+    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p", "v", 0}}));
+  }
+  auto store = open_rocks_store(options).value();
+  EXPECT_EQ(store->get(Keyspace::kAudit, "dup").value()->value, "entry");
+}
+
 TEST(RocksStoreTest, CommittedDataSurvivesReopen) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};

@@ -65,6 +65,12 @@ public:
   /// Commits `batch` atomically; see the class comment.
   virtual void commit(Batch batch, CommitCallback done) = 0;
 
+  /// Commits `batch` atomically without its own sync: it is written in order with the other
+  /// commits and becomes durable with the next synced one (a crash before that may lose it, and
+  /// nothing after it). For records no answer depends on, such as a duplicate's audit entry.
+  /// The default implementation is a normal commit.
+  virtual void commit_riding_along(Batch batch, CommitCallback done) { commit(std::move(batch), std::move(done)); }
+
   /// Up to `limit` entries whose key starts with `prefix`, in key order.
   virtual Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks,
                                                                         std::string_view prefix,
