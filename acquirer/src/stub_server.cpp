@@ -1,13 +1,16 @@
 #include "idempay/acquirer/stub_server.hpp"
 
 #include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/json_writer.hpp"
 #include "wire.hpp"
 
 namespace idempay::acquirer {
 
 namespace {
 http::Response bad_request(const Error& e) {
-  return http::Response(400, R"({"error":)" + std::string(e.code == ErrorCode::kInvalidArgument ? "\"invalid request\"" : "\"error\"") + "}");
+  JsonWriter w;
+  w.begin_object().key("error").string(e.message).end_object();
+  return http::Response(400, std::move(w).take());
 }
 }  // namespace
 
