@@ -95,11 +95,9 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
     deferred_.push_back([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
   }
   auto sink = cmd.sink;
+  // reconcile_in_background calls `done` on every path, at once when there is nothing to do.
   deferred_.push_back([me = shared_from_this(), sink] {
     me->reconcile_in_background([sink] { sink.deliver(Reply{200, "{}"}); });
-    if (!me->busy_) {
-      sink.deliver(Reply{200, "{}"});
-    }
   });
   if (!busy_) {
     finish();
