@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libcaf-dev librocksdb-dev libsimdjson-dev libboost-dev libssl-dev libexpected-dev
-  libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev gnuplot-nox
+  libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
   python3 python3-pytest python3-jsonschema
   wrk nginx-light procps zbar-tools rocksdb-tools openssl
 )

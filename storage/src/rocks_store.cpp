@@ -9,8 +9,11 @@
 #include <mutex>
 #include <thread>
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include "idempay/storage/store.hpp"
@@ -98,7 +101,10 @@ public:
       std::lock_guard lock(mutex_);
       if (!stopping_) {
         queue_.push_back(PendingCommit{std::move(batch), std::move(done), sync});
-        wake_.notify_one();
+        // A busy committer takes the whole queue when it finishes its group: no wake-up needed.
+        if (committer_waiting_) {
+          wake_.notify_one();
+        }
         return;
       }
     }
@@ -127,7 +133,9 @@ private:
     for (;;) {
       {
         std::unique_lock lock(mutex_);
+        committer_waiting_ = true;
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        committer_waiting_ = false;
         if (queue_.empty()) {
           return;  // stopping and drained
         }
@@ -219,8 +227,35 @@ private:
   std::condition_variable wake_;
   std::deque<PendingCommit> queue_;
   bool stopping_ = false;
+  bool committer_waiting_ = false;
   std::thread committer_;  // last: starts after everything it uses exists
 };
+
+// Memory is bounded by design, whatever the number of payments stored: one block cache holds
+// data blocks, indexes and Bloom filters, and one budget caps all memtables together.
+constexpr size_t kBlockCacheBytes = 64u << 20;
+constexpr size_t kMemtableBudgetBytes = 64u << 20;
+
+rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  // Put-if-absent on a new paymentId looks up a key that does not exist: without a filter
+  // that reads an index block in every level, and costs more as the store grows.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.format_version = 5;
+  rocksdb::ColumnFamilyOptions family;
+  family.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  family.write_buffer_size = 16u << 20;
+  family.compression = rocksdb::kLZ4Compression;
+  family.bottommost_compression = rocksdb::kZSTD;
+  family.level_compaction_dynamic_level_bytes = true;
+  // A filter for the memtables too, which hold the newest keys.
+  family.memtable_prefix_bloom_size_ratio = 0.02;
+  family.memtable_whole_key_filtering = true;
+  return family;
+}
 
 }  // namespace
 
@@ -231,11 +266,14 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.IncreaseParallelism(2);
+  db_options.db_write_buffer_size = kMemtableBudgetBytes;
+  db_options.max_total_wal_size = 4 * kMemtableBudgetBytes;
+  auto cache = rocksdb::NewLRUCache(kBlockCacheBytes);
+  auto family = family_options(cache);
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, family);
   for (size_t i = 0; i < kKeyspaceCount; ++i) {
-    families.emplace_back(std::string(to_string(static_cast<Keyspace>(i))),
-                          rocksdb::ColumnFamilyOptions());
+    families.emplace_back(std::string(to_string(static_cast<Keyspace>(i))), family);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
