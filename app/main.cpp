@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_IDLE_TIMEOUT_MS")->capture_default_str();
   s->add_option("--io-threads", serve.io_threads, "HTTP I/O threads")->envname("IDEMPAY_IO_THREADS")
       ->capture_default_str();
-  s->add_option("--workers", serve.workers, "actor worker threads (0 = CAF default)")
+  s->add_option("--workers", serve.workers, "actor worker threads (0 = one per core)")
       ->envname("IDEMPAY_WORKERS")->capture_default_str();
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();

@@ -5,16 +5,24 @@ Ceilings, measured in the same run with the same load generator (wrk):
   * HTTP: nginx (Debian) answering a fixed JSON body as large as a Create Payment answer;
   * durable writes: RocksDB's own db_bench fillrandom --sync=1 --threads=32.
 Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
-  create    Create Payment, a new paymentId per request
-  replay    Create Payment replays of one paymentId
-  settle    settlements with new requestIds over 1,000 approved payments
-  latency   Create Payment with the stub at 100 ms latency and 1,000 connections
-Each scenario runs --rounds times, alternating idempay and nginx; the table shows medians with
-min-max, p50/p99 latency and the ratios to the ceilings. Also: RSS and bytes on disk per
-payment after the runs. Writes results.csv, results.json and results.png (gnuplot).
-A benchmark, not a test: nothing here asserts on a number.
+  create     Create Payment, a new paymentId per request
+  replay     Create Payment replays of one paymentId
+  settle     settlements with new requestIds over 1,000 approved payments
+  half       Create Payment paced at half the create rate: the latency a loaded service shows
+  latency    Create Payment with the stub at 100 ms latency and 1,000 connections
+  webhooks   signed acquirer webhooks approving pending payments, each verified and applied
+  callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
+  memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
+             stub's own ledger is not counted)
+  growth     create throughput on a store preloaded with 10 thousand .. 10 million payments
+Each create/replay/settle round alternates with nginx; the table shows medians with min-max,
+p50/p99 latency and the ratios to the ceilings. Writes results.csv, results.json and
+results.png (gnuplot). A benchmark, not a test: nothing here asserts on a number.
 """
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import os
 import pathlib
@@ -29,8 +37,11 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BENCH = ROOT / "bench"
+LUA = ROOT / "bench" / "lua"
 KEY, TOKEN = "bench", "bench-token"
+ACQUIRER_SECRET = "whsec_" + base64.b64encode(b"bench-acquirer-secret-0123456789").decode()
+CALLBACK_SECRET = "whsec_" + base64.b64encode(b"bench-callback-secret-0123456789").decode()
+PENDING_CARD = "4222222222222224"
 
 
 def free_port():
@@ -39,7 +50,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_port(port, timeout=20):
+def wait_port(port, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
         with socket.socket() as s:
@@ -50,39 +61,45 @@ def wait_port(port, timeout=20):
 
 
 def parse_latency(text):
-    value, unit = float(text[:-2] if text.endswith(("us", "ms")) else text[:-1]), text[-2:] if text.endswith(("us", "ms")) else text[-1:]
-    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+    for unit, scale in (("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60000.0)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    return float(text)
 
 
-def wrk(url, duration, connections, threads=1, script=None, args=(), timeout="10s"):
-    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--latency", "--timeout", timeout]
-    if script:
-        cmd += ["-s", str(script)]
-    cmd += [url]
+def wrk(url, duration, connections, script, args=(), threads=1, timeout="10s"):
+    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--latency",
+           "--timeout", timeout, "-s", str(LUA / script), url]
     if args:
         cmd += ["--", *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, IDEMPAY_APP_KEY=KEY,
-                                                                          IDEMPAY_APP_TOKEN=TOKEN)).stdout
+    env = dict(os.environ, IDEMPAY_APP_KEY=KEY, IDEMPAY_APP_TOKEN=TOKEN, LUA_PATH=f"{LUA}/?.lua;;")
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     lat = {p: parse_latency(re.search(rf"^\s+{p}%\s+(\S+)", out, re.M).group(1)) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    window = re.search(r"^window ([\d.]+) (\d+) (\d+)$", out, re.M)
     return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"], "non2xx": int(errors.group(1)) if errors else 0,
-            "requests": requests}
+            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+            "window": (float(window.group(1)), int(window.group(2)), int(window.group(3))) if window else None}
 
 
 class Nginx:
-    def __init__(self, work, body):
-        self.dir = work / "nginx"
+    """nginx answering every request with a fixed body; with `log`, one line per request
+    with its arrival time ($msec), which makes it a callback receiver."""
+
+    def __init__(self, work, name, body, log=False):
+        self.dir = work / name
         self.dir.mkdir()
         self.port = free_port()
+        self.log = self.dir / "access.log"
+        access = f"log_format t '$msec'; access_log {self.log} t;" if log else "access_log off;"
         (self.dir / "nginx.conf").write_text(f"""
 worker_processes 1;
 pid {self.dir}/nginx.pid;
 error_log {self.dir}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-  access_log off;
+  {access}
   default_type application/json;
   client_body_buffer_size 64k;
   server {{
@@ -95,23 +112,40 @@ http {{
                                       "-g", "daemon off;"], stderr=subprocess.DEVNULL)
         wait_port(self.port)
 
+    def arrivals(self):
+        return [float(line) for line in self.log.read_text().split()] if self.log.exists() else []
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=10)
 
 
-class Idempay:
-    def __init__(self, binary, work, name, extra=()):
+class Process:
+    def __init__(self, cmd, log_path, port):
+        self.port = port
+        self.log = open(log_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        wait_port(self.port)
+
+    def stop(self):
+        self.proc.terminate()
+        started = time.time()
+        self.proc.wait(timeout=600)
+        return time.time() - started
+
+
+class Idempay(Process):
+    def __init__(self, binary, work, name, extra=(), data_dir=None):
         self.dir = work / name
-        self.dir.mkdir()
+        self.dir.mkdir(exist_ok=True)
+        self.data_dir = data_dir or self.dir / "data"
         (self.dir / "credentials.json").write_text(json.dumps({"merchants": [
             {"name": "bench", "appKey": KEY, "appToken": TOKEN}]}))
-        self.port = free_port()
-        self.log = open(self.dir / "server.log", "wb")
-        self.proc = subprocess.Popen([str(binary), "serve", "--listen", f"127.0.0.1:{self.port}",
-                                      "--data-dir", str(self.dir / "data"), "--credentials",
-                                      str(self.dir / "credentials.json"), *extra], stdout=self.log, stderr=self.log)
-        wait_port(self.port)
+        port = free_port()
+        super().__init__([str(binary), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(self.data_dir),
+                          "--credentials", str(self.dir / "credentials.json"), *extra],
+                         self.dir / "server.log", port)
+        self.url = f"http://127.0.0.1:{port}"
 
     def post(self, path, body):
         import http.client
@@ -130,13 +164,7 @@ class Idempay:
         return 0.0
 
     def disk_bytes(self):
-        return sum(f.stat().st_size for f in (self.dir / "data").rglob("*") if f.is_file())
-
-    def stop(self):
-        self.proc.terminate()
-        started = time.time()
-        self.proc.wait(timeout=180)
-        return time.time() - started
+        return sum(f.stat().st_size for f in pathlib.Path(self.data_dir).rglob("*") if f.is_file())
 
 
 def create_body(payment_id, value=31.9):
@@ -160,64 +188,146 @@ def summarize(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default=str(ROOT / "build-bench" / "idempay"))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
-    ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small db_bench, no latency scenario")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
-    opts = ap.parse_args()
-    if opts.quick:
-        opts.rounds, opts.duration = 1, 1
-    out_dir = pathlib.Path(opts.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+def throughput_rounds(binary, work, opts, runs):
+    """create / replay / settle, alternating with nginx; returns the main server's numbers."""
+    probe = Idempay(binary, work, "probe")
+    answer = probe.post("/payments", create_body("size-probe"))[1].decode()
+    probe.stop()
+    nginx = Nginx(work, "nginx", answer.replace("'", ""))
+    server = Idempay(binary, work, "main")
+    for i in range(1000):
+        server.post("/payments", create_body(f"settle-base-{i}", value=1_000_000))
+    server.post("/payments", create_body("replay-1"))
+    c = opts.connections
+    for r in range(opts.rounds):
+        runs["nginx"].append(wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, c,
+                                 "create_distinct.lua", [f"n{r}"]))
+        runs["create"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_distinct.lua", [f"r{r}"]))
+        runs["replay"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_replay.lua", ["replay-1"]))
+        runs["settle"].append(wrk(f"{server.url}/payments", opts.duration, c, "settle.lua", [f"s{r}"]))
+    # Paced at half the measured create rate: wrk's delay() pauses each connection between
+    # requests, so the rate is connections / (pause + latency); the achieved rate is reported.
+    create = runs["create"]
+    target = statistics.median(r["rps"] for r in create) / 2
+    pause_ms = max(0, int(1000 * c / target - statistics.median(r["p50_ms"] for r in create) / 2))
+    for r in range(opts.rounds):
+        runs["half"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_distinct.lua",
+                                [f"run=h{r}", f"delay={pause_ms}"]))
+    nginx.stop()
+    payments = 1001 + sum(run["requests"] for run in runs["create"] + runs["half"])
+    return {"payments_stored": payments, "rss_mb": round(server.rss_mb(), 1),
+            "shutdown_s": round(server.stop(), 2),
+            "disk_bytes_per_payment": round(server.disk_bytes() / payments, 1)}
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="idempay-bench-"))
-    runs = {k: [] for k in ("nginx", "create", "replay", "settle", "latency")}
-    extra = {}
-    try:
-        probe = Idempay(opts.binary, work, "probe")
-        answer = probe.post("/payments", create_body("size-probe"))[1].decode()
-        probe.stop()
-        nginx = Nginx(work, answer.replace("'", ""))
-        main_server = Idempay(opts.binary, work, "main")
-        for i in range(1000):
-            main_server.post("/payments", create_body(f"settle-base-{i}", value=1_000_000))
-        main_server.post("/payments", create_body("replay-1"))
-        for r in range(opts.rounds):
-            runs["nginx"].append(wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, opts.connections,
-                                     script=BENCH / "create_distinct.lua", args=[f"n{r}"]))
-            runs["create"].append(wrk(f"http://127.0.0.1:{main_server.port}/payments", opts.duration,
-                                      opts.connections, script=BENCH / "create_distinct.lua", args=[f"r{r}"]))
-            runs["replay"].append(wrk(f"http://127.0.0.1:{main_server.port}/payments", opts.duration,
-                                      opts.connections, script=BENCH / "create_replay.lua", args=["replay-1"]))
-            runs["settle"].append(wrk(f"http://127.0.0.1:{main_server.port}/payments", opts.duration,
-                                      opts.connections, script=BENCH / "settle.lua", args=[f"s{r}"]))
-        payments = 1001 + sum(run["requests"] for run in runs["create"])
-        extra["payments_stored"] = payments
-        extra["rss_mb"] = round(main_server.rss_mb(), 1)
-        extra["shutdown_s"] = round(main_server.stop(), 2)
-        extra["disk_bytes_per_payment"] = round(main_server.disk_bytes() / payments, 1)
-        nginx.stop()
-        if not opts.quick:
-            slow = Idempay(opts.binary, work, "latency", ["--stub-latency-ms", "100"])
-            for r in range(opts.rounds):
-                runs["latency"].append(wrk(f"http://127.0.0.1:{slow.port}/payments", opts.duration, 1000,
-                                           threads=2, script=BENCH / "create_distinct.lua", args=[f"l{r}"]))
-            slow.stop()
-        extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
+def latency_rounds(binary, work, opts, runs):
+    slow = Idempay(binary, work, "latency", ["--stub-latency-ms", "100"])
+    for r in range(opts.rounds):
+        runs["latency"].append(wrk(f"{slow.url}/payments", opts.duration, 1000, "create_distinct.lua",
+                                   [f"l{r}"], threads=2))
+    slow.stop()
+
+
+def signed_event(payment_id, index):
+    msg_id, ts = f"evt_bench_{index}", str(int(time.time()))
+    body = json.dumps({"type": "authorization.updated", "data": {
+        "paymentId": payment_id, "status": "approved", "tid": "T-bench", "nsu": str(index),
+        "authorizationId": "777", "acquirer": "idempay-stub", "code": "0000", "message": "approved",
+        "revision": 2}}, separators=(",", ":"))
+    key = base64.b64decode(ACQUIRER_SECRET.removeprefix("whsec_"))
+    mac = hmac.new(key, f"{msg_id}.{ts}.".encode() + body.encode(), hashlib.sha256).digest()
+    return f"{msg_id}\t{ts}\tv1,{base64.b64encode(mac).decode()}\t{body}\n"
+
+
+def webhook_rounds(binary, work, opts, extra):
+    """Pending payments, then one signed webhook approving each: the ingestion rate (wrk), then
+    the rate at which the callbacks they cause reach a local receiver."""
+    receiver = Nginx(work, "receiver", '{"ok":true}', log=True)
+    server = Idempay(binary, work, "events", [
+        "--acquirer-webhook-secret", ACQUIRER_SECRET, "--stub-pending-delay-ms", "86400000",
+        "--callback-allow-private", "--callback-app-key", "bench-connector", "--callback-app-token", "t",
+        "--callback-signing-secret", CALLBACK_SECRET])
+    callback = f"http://127.0.0.1:{receiver.port}/callback"
+    fill = wrk(f"{server.url}/payments", opts.duration, opts.connections, "create_distinct.lua",
+               ["run=wh", f"card={PENDING_CARD}", f"callback={callback}"])
+    time.sleep(1)  # the last requests wrk sent but stopped waiting for
+    count = fill["requests"]  # ids run-0-1..count; one whose create was never sent gets a 404
+    events = work / "events.tsv"
+    with open(events, "w") as f:
+        for i in range(1, count + 1):
+            f.write(signed_event(f"wh-0-{i}", i))
+    bound = max(5, min(120, count // 2000 + 5))  # wrk waits this long even when done
+    run = wrk(f"{server.url}/webhooks/acquirer", bound, opts.connections, "webhooks.lua", [f"file={events}"])
+    seconds, answered, failed = run["window"]
+    extra["webhooks"] = {"events": count, "answered": answered, "non200": failed,
+                         "per_s": round(answered / seconds) if seconds > 0 else 0, "p50_ms": run["p50_ms"],
+                         "p99_ms": run["p99_ms"]}
+    seen, quiet_since = -1, time.time()
+    while len(receiver.arrivals()) < count - failed and time.time() - quiet_since < 5:
+        time.sleep(0.5)
+        if len(receiver.arrivals()) != seen:
+            seen, quiet_since = len(receiver.arrivals()), time.time()
+    arrivals = receiver.arrivals()
+    span = max(arrivals) - min(arrivals) if len(arrivals) > 1 else 0
+    extra["callbacks"] = {"expected": count - failed, "delivered": len(arrivals),
+                          "per_s": round(len(arrivals) / span) if span > 0 else 0}
+    server.stop()
+    receiver.stop()
+
+
+def memory_rounds(binary, work, opts, extra):
+    """Fills a connector with distinct payments through HTTP until `memory_payments` are
+    stored, with the out-of-process stub; RSS and disk per payment at the end, and the create
+    rate of each chunk as the store grows."""
+    stub_port = free_port()
+    stub = Process([str(binary), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "stub.log", stub_port)
+    server = Idempay(binary, work, "memory", ["--acquirer", f"http://127.0.0.1:{stub_port}"])
+    stored, chunks, r = 0, [], 0
+    while stored < opts.memory_payments:
+        run = wrk(f"{server.url}/payments", opts.chunk, opts.connections, "create_distinct.lua", [f"m{r}"])
+        stored += run["requests"]
+        chunks.append({"stored": stored, "rps": round(run["rps"]), "p99_ms": run["p99_ms"]})
+        r += 1
+    time.sleep(max(6, opts.duration))  # past the idle timeout: passivated actors are gone
+    extra["memory"] = {"payments": stored, "rss_mb": round(server.rss_mb(), 1), "chunks": chunks}
+    extra["memory"]["shutdown_s"] = round(server.stop(), 2)
+    extra["memory"]["disk_bytes_per_payment"] = round(server.disk_bytes() / stored, 1)
+    stub.stop()
+
+
+def growth_rounds(binary, work, opts, extra):
+    """Create throughput on one store preloaded (by bench/preload, through the payment engine
+    without HTTP or fsync) with more and more payments."""
+    preload = pathlib.Path(binary).parent / "bench" / "preload"
+    data = work / "growth-data"
+    data.mkdir()
+    points, stored = [], 0
+    for target in opts.growth:
+        if target > stored:
+            started = time.time()
+            subprocess.run([str(preload), str(data), str(target - stored), f"g{target}"], check=True,
+                           capture_output=True)
+            print(f"  preloaded {target:,} payments ({time.time() - started:.0f} s)", flush=True)
+            stored = target
+        server = Idempay(binary, work, f"growth-{target}", data_dir=data)
+        run = wrk(f"{server.url}/payments", opts.duration, opts.connections, "create_distinct.lua", [f"g{target}x"])
+        server.stop()
+        stored += run["requests"]
+        points.append({"stored": target, "rps": round(run["rps"]), "p50_ms": run["p50_ms"], "p99_ms": run["p99_ms"],
+                       "disk_mb": round(sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20)})
+    extra["growth"] = points
+
+
+LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),
+          ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
+          ("half", "Create Payment at half the create rate"),
+          ("latency", "Create Payment, stub 100 ms, 1000 conn.")]
+
+
+def table_rows(runs):
     nginx_rps = summarize([r["rps"] for r in runs["nginx"]])["median"]
     rows = []
-    for name, label in [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),
-                        ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
-                        ("latency", "Create Payment, stub 100 ms, 1000 conn.")]:
+    for name, label in LABELS:
         if not runs[name]:
             continue
         rps = summarize([r["rps"] for r in runs[name]])
@@ -226,47 +336,131 @@ def main():
                      "p99_ms": round(statistics.median(r["p99_ms"] for r in runs[name]), 2),
                      "non2xx": sum(r["non2xx"] for r in runs[name]),
                      "vs_nginx": round(rps["median"] / nginx_rps, 3)})
+    return rows, nginx_rps
+
+
+def report(out_dir, opts, rows, nginx_rps, extra):
     machine = f"{os.cpu_count()} cores, {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
-    report = {"machine": machine, "rounds": opts.rounds, "duration_s": opts.duration,
-              "connections": opts.connections, "rows": rows, **extra}
-    (out_dir / "results.json").write_text(json.dumps(report, indent=2))
+    (out_dir / "results.json").write_text(json.dumps({
+        "machine": machine, "rounds": opts.rounds, "duration_s": opts.duration, "connections": opts.connections,
+        "rows": rows, **extra}, indent=2))
     with open(out_dir / "results.csv", "w") as f:
         f.write("scenario,rps_median,rps_min,rps_max,p50_ms,p99_ms,non2xx,vs_nginx\n")
         for r in rows:
             f.write(f"{r['scenario']},{r['rps_median']},{r['rps_min']},{r['rps_max']},{r['p50_ms']},{r['p99_ms']},"
                     f"{r['non2xx']},{r['vs_nginx']}\n")
+        for name in ("webhooks", "callbacks"):
+            if name in extra:
+                f.write(f"{name},{extra[name]['per_s']},,,,,,{round(extra[name]['per_s'] / nginx_rps, 3)}\n")
+        for point in extra.get("growth", []):
+            f.write(f"growth-{point['stored']},{point['rps']},,,{point['p50_ms']},{point['p99_ms']},,"
+                    f"{round(point['rps'] / nginx_rps, 3)}\n")
     print(f"machine: {machine}; wrk -c{opts.connections}, {opts.rounds} x {opts.duration} s per scenario, alternating")
     print(f"{'scenario':42} {'req/s median':>12} {'min-max':>17} {'p50 ms':>8} {'p99 ms':>8} {'vs nginx':>9}")
     for r in rows:
         print(f"{r['label']:42} {r['rps_median']:>12} {str(r['rps_min']) + '-' + str(r['rps_max']):>17} "
               f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['vs_nginx']:>9.0%}")
+    if "webhooks" in extra:
+        w, cb = extra["webhooks"], extra["callbacks"]
+        print(f"{'Acquirer webhooks ingested':42} {w['per_s']:>12} {'':>17} {w['p50_ms']:>8} {w['p99_ms']:>8} "
+              f"{w['per_s'] / nginx_rps:>9.0%}   ({w['answered']} answers, {w['non200']} not 200)")
+        print(f"{'Callbacks delivered to a local receiver':42} {cb['per_s']:>12} {'':>17} {'':>8} {'':>8} "
+              f"{cb['per_s'] / nginx_rps:>9.0%}   ({cb['delivered']} of {cb['expected']})")
     create = next((r for r in rows if r["scenario"] == "create"), None)
+    half = next((r for r in rows if r["scenario"] == "half"), None)
     if create and extra.get("db_bench_sync_ops"):
         print(f"db_bench fillrandom --sync=1 --threads=32: {extra['db_bench_sync_ops']:.0f} ops/s; "
               f"Create Payment distinct = {create['rps_median'] / extra['db_bench_sync_ops']:.0%} of it "
               f"(each payment is 2 synced batches)")
+    if half:
+        print(f"p99 at {half['rps_median']} req/s ({half['rps_median'] / create['rps_median']:.0%} of the create rate): "
+              f"{half['p99_ms']} ms")
     print(f"after {extra['payments_stored']} payments: RSS {extra['rss_mb']} MB, "
           f"{extra['disk_bytes_per_payment']} bytes on disk per payment, clean shutdown in {extra['shutdown_s']} s")
-    plot(out_dir, rows)
-    return 0
+    if "memory" in extra:
+        m = extra["memory"]
+        print(f"memory: after {m['payments']:,} payments (out-of-process stub): RSS {m['rss_mb']} MB, "
+              f"{m['disk_bytes_per_payment']} bytes on disk per payment, shutdown {m['shutdown_s']} s; create rate "
+              f"by chunk: " + ", ".join(f"{c['rps']}@{c['stored']:,}" for c in m["chunks"]))
+    for point in extra.get("growth", []):
+        print(f"growth: {point['stored']:>11,} payments stored ({point['disk_mb']} MB): create {point['rps']} req/s, "
+              f"p99 {point['p99_ms']} ms")
+    plot(out_dir, rows, extra)
 
 
-def plot(out_dir, rows):
+def plot(out_dir, rows, extra):
     if shutil.which("gnuplot") is None:
         return
-    data = pathlib.Path(tempfile.mkdtemp()) / "results.dat"
-    data.write_text("".join(f"\"{r['scenario']}\" {r['rps_median']} {r['rps_min']} {r['rps_max']}\n" for r in rows))
-    script = f"""set terminal pngcairo size 900,480 noenhanced
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    bars = [(r["scenario"], r["rps_median"], r["rps_min"], r["rps_max"]) for r in rows]
+    bars += [(name, extra[name]["per_s"], extra[name]["per_s"], extra[name]["per_s"])
+             for name in ("webhooks", "callbacks") if name in extra]
+    (tmp / "bars.dat").write_text("".join(f"\"{b[0]}\" {b[1]} {b[2]} {b[3]}\n" for b in bars))
+    growth = extra.get("growth", [])
+    (tmp / "growth.dat").write_text("".join(f"{p['stored']} {p['rps']}\n" for p in growth))
+    script = f"""set terminal pngcairo size 1200,480 noenhanced
 set output '{out_dir / "results.png"}'
+set multiplot layout 1,2
 set title 'idempay vs the HTTP ceiling (median, min-max), same run'
 set ylabel 'requests per second'
 set style fill solid 0.6
 set boxwidth 0.6
 set yrange [0:*]
 set grid ytics
-plot '{data}' using 0:2:xtic(1) with boxes notitle, '' using 0:2:3:4 with yerrorbars lc rgb 'black' notitle
+set xtics rotate by -30
+plot '{tmp / "bars.dat"}' using 0:2:xtic(1) with boxes notitle, '' using 0:2:3:4 with yerrorbars lc rgb 'black' notitle
+set title 'Create Payment as the store grows'
+set xlabel 'payments stored'
+set logscale x
+set xtics norotate
 """
+    script += (f"plot '{tmp / 'growth.dat'}' using 1:2 with linespoints pt 7 notitle\n" if growth else
+               "unset logscale x\nplot 0 notitle\n")
     subprocess.run(["gnuplot"], input=script, text=True, check=False, capture_output=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=str(ROOT / "build-bench" / "idempay"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--memory-payments", type=int, default=1_000_000, help="payments stored before reading RSS")
+    ap.add_argument("--chunk", type=int, default=20, help="seconds per wrk run while filling for the memory scenario")
+    ap.add_argument("--growth", default="10000,100000,1000000",
+                    help="store sizes for the growth scenario (add 10000000 for the full curve: ~20 min more)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    opts = ap.parse_args()
+    if opts.quick:
+        opts.rounds, opts.duration, opts.memory_payments, opts.chunk = 1, 1, 2_000, 1
+        opts.growth = "1000,3000"
+    opts.growth = [int(n) for n in opts.growth.split(",") if n]
+    out_dir = pathlib.Path(opts.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+
+    work = pathlib.Path(tempfile.mkdtemp(prefix="idempay-bench-"))
+    runs = {name: [] for name, _ in LABELS}
+    try:
+        print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
+        extra = throughput_rounds(opts.binary, work, opts, runs)
+        if not opts.quick:
+            print("100 ms stub, 1,000 connections", flush=True)
+            latency_rounds(opts.binary, work, opts, runs)
+        print("webhooks and callbacks", flush=True)
+        webhook_rounds(opts.binary, work, opts, extra)
+        print(f"memory after {opts.memory_payments:,} payments", flush=True)
+        memory_rounds(opts.binary, work, opts, extra)
+        print("growth", flush=True)
+        growth_rounds(opts.binary, work, opts, extra)
+        extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows, nginx_rps = table_rows(runs)
+    report(out_dir, opts, rows, nginx_rps, extra)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The outbox dispatcher: delivers every durable outbox entry to its callbackUrl, retries with
 // jittered exponential backoff, keeps at most N attempts in flight per host, and moves what
 // cannot be delivered to the dead letters. On start it resumes every entry left in the outbox.
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -69,19 +70,25 @@ private:
     pump();
   }
 
-  // Starts every due attempt that the per-host limit allows, then arms the timer.
+  // Moves what is due to its host's ready queue, starts every attempt the per-host limit
+  // allows, then arms the timer for the next entry not yet due. Entries held back by the
+  // limit wait in their queue, so the cost per call does not grow with the backlog.
   void pump() {
     int64_t now = now_unix_ms();
-    for (auto it = schedule_.begin(); it != schedule_.end() && it->first <= now;) {
-      auto& entry = pending_.at(it->second);
-      auto host = host_of(entry.url);
-      if (in_flight_[host] >= ctx_.callbacks.max_per_destination) {
-        ++it;  // picked up again when a slot frees
-        continue;
+    while (!schedule_.empty() && schedule_.begin()->first <= now) {
+      const std::string& id = schedule_.begin()->second;
+      ready_[host_of(pending_.at(id).url)].push_back(id);
+      schedule_.erase(schedule_.begin());
+    }
+    for (auto host = ready_.begin(); host != ready_.end();) {
+      auto& queue = host->second;
+      int& in_flight = in_flight_[host->first];
+      while (!queue.empty() && in_flight < ctx_.callbacks.max_per_destination) {
+        ++in_flight;
+        attempt(pending_.at(queue.front()));
+        queue.pop_front();
       }
-      ++in_flight_[host];
-      attempt(entry);
-      it = schedule_.erase(it);
+      host = queue.empty() ? ready_.erase(host) : std::next(host);
     }
     arm_timer(now);
   }
@@ -151,7 +158,8 @@ private:
   const ActorContext& ctx_;
   std::mt19937_64 random_;
   std::map<std::string, OutboxEntry> pending_;
-  std::multimap<int64_t, std::string> schedule_;
+  std::multimap<int64_t, std::string> schedule_;             // not yet due
+  std::map<std::string, std::deque<std::string>> ready_;     // due, by host, oldest first
   std::map<std::string, int> in_flight_;
   int64_t timer_due_ = 0;
 };

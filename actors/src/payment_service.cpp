@@ -1,5 +1,8 @@
 #include "idempay/actors/payment_service.hpp"
 
+#include <algorithm>
+#include <thread>
+
 #include "idempay/protocol/crypto.hpp"
 #include "messages.hpp"
 
@@ -69,9 +72,9 @@ Status PaymentService::start(std::string public_url) {
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   impl_->config = std::make_unique<caf::actor_system_config>();
-  if (impl_->options.workers > 0) {
-    impl_->config->set("scheduler.max-threads", static_cast<size_t>(impl_->options.workers));
-  }
+  size_t workers = impl_->options.workers > 0 ? static_cast<size_t>(impl_->options.workers)
+                                              : std::max(1u, std::thread::hardware_concurrency());
+  impl_->config->set("scheduler.max-threads", workers);
   impl_->system = std::make_unique<caf::actor_system>(*impl_->config);
   ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
   impl_->router = impl_->system->spawn(router_actor, &impl_->context);

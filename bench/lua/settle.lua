@@ -1,18 +1,12 @@
 -- Settlements of 0.01 with a new requestId each, spread over 1,000 pre-created payments.
-local next_thread = 0
-
-function setup(thread)
-  thread:set("thread_id", next_thread)
-  next_thread = next_thread + 1
-end
+local common = require("common")
+setup = common.setup
 
 function init(args)
   run_id = args[1] or tostring(os.time())
   counter = 0
   wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  wrk.headers["X-VTEX-API-AppKey"] = os.getenv("IDEMPAY_APP_KEY")
-  wrk.headers["X-VTEX-API-AppToken"] = os.getenv("IDEMPAY_APP_TOKEN")
+  common.gateway_headers()
 end
 
 function request()
