@@ -429,6 +429,7 @@ def main():
     ap.add_argument("--chunk", type=int, default=20, help="seconds per wrk run while filling for the memory scenario")
     ap.add_argument("--growth", default="10000,100000,1000000",
                     help="store sizes for the growth scenario (add 10000000 for the full curve: ~20 min more)")
+    ap.add_argument("--skip", default="", help="comma-separated groups to leave out: latency,webhooks,memory,growth")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     opts = ap.parse_args()
@@ -446,15 +447,19 @@ def main():
     try:
         print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
         extra = throughput_rounds(opts.binary, work, opts, runs)
-        if not opts.quick:
+        skip = set(opts.skip.split(",")) | ({"latency"} if opts.quick else set())
+        if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
-        print("webhooks and callbacks", flush=True)
-        webhook_rounds(opts.binary, work, opts, extra)
-        print(f"memory after {opts.memory_payments:,} payments", flush=True)
-        memory_rounds(opts.binary, work, opts, extra)
-        print("growth", flush=True)
-        growth_rounds(opts.binary, work, opts, extra)
+        if "webhooks" not in skip:
+            print("webhooks and callbacks", flush=True)
+            webhook_rounds(opts.binary, work, opts, extra)
+        if "memory" not in skip:
+            print(f"memory after {opts.memory_payments:,} payments", flush=True)
+            memory_rounds(opts.binary, work, opts, extra)
+        if "growth" not in skip:
+            print("growth", flush=True)
+            growth_rounds(opts.binary, work, opts, extra)
         extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,7 +1,10 @@
 #include "idempay/http/client.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -96,28 +99,78 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// Resolve -> check addresses -> connect -> (TLS) -> write -> read, under one deadline.
+// Idle keep-alive connections, by destination. Used only on the client's one I/O thread.
+template <class Stream>
+class IdlePool {
+public:
+  std::shared_ptr<Stream> take(const std::string& destination) {
+    auto found = idle_.find(destination);
+    while (found != idle_.end() && !found->second.empty()) {
+      auto [stream, since] = std::move(found->second.back());
+      found->second.pop_back();
+      // Servers close idle connections after a while; a connection that old is not worth
+      // a failed first attempt.
+      if (Clock::now() - since < kMaxIdle && beast::get_lowest_layer(*stream).socket().is_open()) {
+        return stream;
+      }
+    }
+    return nullptr;
+  }
+
+  void give(const std::string& destination, std::shared_ptr<Stream> stream) {
+    auto& idle = idle_[destination];
+    if (idle.size() < kMaxIdlePerDestination) {
+      beast::get_lowest_layer(*stream).expires_never();
+      idle.emplace_back(std::move(stream), Clock::now());
+    }
+  }
+
+private:
+  static constexpr auto kMaxIdle = std::chrono::seconds(4);
+  static constexpr size_t kMaxIdlePerDestination = 64;
+  std::map<std::string, std::vector<std::pair<std::shared_ptr<Stream>, Clock::time_point>>> idle_;
+};
+
+// (Reused connection | resolve -> check addresses -> connect -> (TLS)) -> write -> read, under
+// one deadline. A reused connection that fails before any answer (the server closed it while
+// idle) is retried once on a new one: every request idempay sends is idempotent (acquirer
+// calls carry their key, callbacks their webhook-id), so a repeat is harmless.
 template <class Stream>
 class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
 public:
-  template <class... StreamArgs>
-  Exchange(net::io_context& ioc, OutboundRequest request, Url url, ClientCallback done, StreamArgs&&... args)
+  using MakeStream = std::function<std::shared_ptr<Stream>()>;
+
+  Exchange(net::io_context& ioc, OutboundRequest request, Url url, ClientCallback done, IdlePool<Stream>& pool,
+           MakeStream make_stream)
       : resolver_(net::make_strand(ioc)),
-        stream_(resolver_.get_executor(), std::forward<StreamArgs>(args)...),
         request_(std::move(request)),
         url_(std::move(url)),
         done_(std::move(done)),
-        deadline_(Clock::now() + request_.total_timeout) {}
+        deadline_(Clock::now() + request_.total_timeout),
+        pool_(pool),
+        make_stream_(std::move(make_stream)),
+        destination_((url_.tls ? "https://" : "http://") + url_.host_header() +
+                     (request_.allow_private ? "" : " public-only")) {}
 
   void start() {
+    stream_ = pool_.take(destination_);
+    reused_ = stream_ != nullptr;
+    if (reused_) {
+      return write();
+    }
+    connect();
+  }
+
+private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(*stream_); }
+
+  void connect() {
+    stream_ = make_stream_();
     lowest().expires_after(request_.connect_timeout);
     resolver_.async_resolve(url_.host, url_.port, [self = this->shared_from_this()](beast::error_code ec, tcp::resolver::results_type r) {
       self->on_resolve(ec, std::move(r));
     });
   }
-
-private:
-  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
     if (ec) {
@@ -145,11 +198,11 @@ private:
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       write();
     } else {
-      if (!SSL_set_tlsext_host_name(stream_.native_handle(), url_.host.c_str())) {
+      if (!SSL_set_tlsext_host_name(stream_->native_handle(), url_.host.c_str())) {
         return finish(make_error(ErrorCode::kUnavailable, "cannot set TLS server name"));
       }
-      stream_.set_verify_callback(ssl::host_name_verification(url_.host));
-      stream_.async_handshake(ssl::stream_base::client, [self = this->shared_from_this()](beast::error_code ec) {
+      stream_->set_verify_callback(ssl::host_name_verification(url_.host));
+      stream_->async_handshake(ssl::stream_base::client, [self = this->shared_from_this()](beast::error_code ec) {
         if (ec) {
           return self->fail(ec, "TLS handshake with " + self->url_.host + " failed");
         }
@@ -158,27 +211,35 @@ private:
     }
   }
 
-  void write() {
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-    lowest().expires_after(std::max(remaining, std::chrono::milliseconds(1)));
+  void build_request() {
     req_.method(bhttp::string_to_verb(request_.method));
     req_.target(url_.target);
     req_.version(11);
     req_.set(bhttp::field::host, url_.host_header());
     req_.set(bhttp::field::user_agent, "idempay");
-    req_.set(bhttp::field::connection, "close");
     for (const auto& h : request_.headers) {
       req_.set(h.name, h.value);
     }
     req_.body() = std::move(request_.body);
     req_.prepare_payload();
-    bhttp::async_write(stream_, req_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+  }
+
+  void write() {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    lowest().expires_after(std::max(remaining, std::chrono::milliseconds(1)));
+    if (!built_) {
+      build_request();
+      built_ = true;
+    }
+    bhttp::async_write(*stream_, req_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
         return self->fail(ec, "sending to " + self->url_.host + " failed");
       }
-      self->parser_.body_limit(self->request_.max_response_bytes);
-      self->parser_.header_limit(16 * 1024);
-      bhttp::async_read(self->stream_, self->buffer_, self->parser_, [self](beast::error_code ec2, size_t) {
+      self->buffer_.clear();
+      self->parser_.emplace();
+      self->parser_->body_limit(self->request_.max_response_bytes);
+      self->parser_->header_limit(16 * 1024);
+      bhttp::async_read(*self->stream_, self->buffer_, *self->parser_, [self](beast::error_code ec2, size_t) {
         if (ec2) {
           return self->fail(ec2, "reading the answer of " + self->url_.host + " failed");
         }
@@ -188,19 +249,28 @@ private:
   }
 
   void on_response() {
-    auto& res = parser_.get();
+    auto& res = parser_->get();
     ClientResponse out;
     out.status = res.result_int();
     out.body = std::move(res.body());
     for (const auto& field : res) {
       out.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
-    beast::error_code ignored;
-    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    if (res.keep_alive()) {
+      pool_.give(destination_, std::move(stream_));
+    } else {
+      beast::error_code ignored;
+      lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    }
     finish(std::move(out));
   }
 
   void fail(beast::error_code ec, std::string what) {
+    bool answer_started = parser_ && parser_->got_some();
+    if (reused_ && !answer_started && ec != beast::error::timeout) {
+      reused_ = false;  // once: the next failure is the destination's
+      return connect();
+    }
     if (ec == beast::error::timeout) {
       return finish(make_error(ErrorCode::kTimeout, what + ": timed out"));
     }
@@ -216,14 +286,19 @@ private:
   }
 
   tcp::resolver resolver_;
-  Stream stream_;
+  std::shared_ptr<Stream> stream_;
   OutboundRequest request_;
   Url url_;
   ClientCallback done_;
   Clock::time_point deadline_;
+  IdlePool<Stream>& pool_;
+  MakeStream make_stream_;
+  std::string destination_;
+  bool reused_ = false;
+  bool built_ = false;
   bhttp::request<bhttp::string_body> req_;
   beast::flat_buffer buffer_;
-  bhttp::response_parser<bhttp::string_body> parser_;
+  std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
 };
 
 }  // namespace
@@ -231,6 +306,8 @@ private:
 struct Client::Impl {
   net::io_context ioc{1};
   ssl::context tls{ssl::context::tls_client};
+  IdlePool<beast::tcp_stream> plain_idle;
+  IdlePool<beast::ssl_stream<beast::tcp_stream>> tls_idle;
   net::executor_work_guard<net::io_context::executor_type> guard = net::make_work_guard(ioc);
   std::thread thread;
 };
@@ -259,12 +336,16 @@ void Client::send(OutboundRequest request, ClientCallback done) {
     return done(tl::unexpected(url.error()));
   }
   net::post(impl_->ioc, [this, request = std::move(request), url = std::move(*url), done = std::move(done)]() mutable {
+    auto& ioc = impl_->ioc;
     if (url.tls) {
-      std::make_shared<Exchange<beast::ssl_stream<beast::tcp_stream>>>(impl_->ioc, std::move(request), std::move(url),
-                                                                      std::move(done), impl_->tls)
+      using Stream = beast::ssl_stream<beast::tcp_stream>;
+      std::make_shared<Exchange<Stream>>(ioc, std::move(request), std::move(url), std::move(done), impl_->tls_idle,
+                                         [&ioc, &tls = impl_->tls] { return std::make_shared<Stream>(net::make_strand(ioc), tls); })
           ->start();
     } else {
-      std::make_shared<Exchange<beast::tcp_stream>>(impl_->ioc, std::move(request), std::move(url), std::move(done))
+      using Stream = beast::tcp_stream;
+      std::make_shared<Exchange<Stream>>(ioc, std::move(request), std::move(url), std::move(done), impl_->plain_idle,
+                                         [&ioc] { return std::make_shared<Stream>(net::make_strand(ioc)); })
           ->start();
     }
   });

@@ -51,6 +51,9 @@ struct ClientOptions {
 
 /// Asynchronous HTTP/1.1 client on its own I/O thread. Every call calls back exactly once,
 /// from the client's thread. Redirects are never followed (a 3xx is returned as is).
+/// Connections are kept alive and reused per destination (scheme, host, port, address
+/// policy); a reused connection that fails before any answer is retried once on a new one,
+/// so only idempotent requests belong here (all of idempay's outbound calls are).
 /// HTTPS verifies the certificate chain and the host name. The SSRF guard checks the
 /// addresses a name resolves to and connects only to those that passed, so a DNS answer
 /// cannot switch the destination between check and use. Errors: kForbidden (refused
