@@ -33,6 +33,30 @@ Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>
   return out;
 }
 
+bool indexed(storage::Store& store, const std::string& key) {
+  auto got = store.get(Keyspace::kRecovery, key);
+  return got && *got;
+}
+
+// Start-up recovery finds unfinished work only through the index: a record missing from it
+// would never be reconciled, a stale key would be reconciled at every start for nothing.
+void check_recovery_index(storage::Store& store, const std::string& id, const PaymentRecord& r,
+                          const std::vector<std::pair<std::string, OperationRecord>>& ops,
+                          std::vector<Inconsistency>& out) {
+  if (is_unresolved(r.state) != indexed(store, recovery_key(id))) {
+    out.push_back({id, is_unresolved(r.state) ? "unresolved payment missing from the recovery index"
+                                              : "recovery index names a resolved payment"});
+  }
+  for (const auto& [request_id, op] : ops) {
+    bool in_flight = op.phase == OperationPhase::kProcessing;
+    if (in_flight != indexed(store, recovery_key(id, request_id))) {
+      out.push_back({id, "operation " + request_id +
+                             (in_flight ? " in flight but missing from the recovery index"
+                                        : " done but still in the recovery index")});
+    }
+  }
+}
+
 Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
                                               std::optional<AuditHead>& head) {
   auto rows = store.scan(Keyspace::kAudit, audit_prefix(payment_id), SIZE_MAX);
@@ -201,6 +225,7 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
     }
     check_chain(id, *entries, head, out);
     check_payment(id, *r, *entries, (*ops)[id], out);
+    check_recovery_index(store, id, *r, (*ops)[id], out);
   }
   if (!payment_id) {
     // Records that point at payments the store does not have.

@@ -123,10 +123,6 @@ private:
 
   // -- reconciliation: records whose acquirer outcome is not known -------------------------
 
-  static bool is_unresolved(PaymentState s) {
-    return s == PaymentState::kProcessing || s == PaymentState::kOrphaned;
-  }
-
   // The answer while the outcome is unknown: "undefined", no identifiers yet.
   std::string unresolved_response() const;
 

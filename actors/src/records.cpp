@@ -13,6 +13,21 @@ int64_t now_unix_ms() {
       .count();
 }
 
+// Payment ids never contain '/' (see ppp::parse_create_payment), so the first one ends the id.
+std::string recovery_key(const std::string& payment_id) { return payment_id + "/"; }
+
+std::string recovery_key(const std::string& payment_id, const std::string& request_id) {
+  return payment_id + "/" + request_id;
+}
+
+std::pair<std::string, std::string> parse_recovery_key(std::string_view key) {
+  auto slash = key.find('/');
+  if (slash == std::string_view::npos) {
+    return {std::string(key), {}};
+  }
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
 std::string encode(const PaymentRecord& r) {
   JsonWriter w;
   w.begin_object();

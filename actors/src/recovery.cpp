@@ -1,5 +1,5 @@
 // Start-up recovery: finds every payment whose acquirer outcome is unknown and every operation
-// left in flight, and has their actors reconcile them — in the background, at most
+// left in flight (through the recovery index), and has their actors reconcile them — in the background, at most
 // kConcurrency at a time, while the server already answers.
 #include <deque>
 
@@ -14,22 +14,20 @@ namespace {
 
 constexpr int kConcurrency = 16;
 
+// Reads the recovery index, not the payments: its size is the work left unfinished, not the
+// number of payments ever stored.
 std::map<std::string, std::vector<std::string>> find_unfinished(storage::Store& store) {
   std::map<std::string, std::vector<std::string>> work;
-  if (auto payments = store.scan(storage::Keyspace::kPayments, "", SIZE_MAX)) {
-    for (const auto& [id, v] : *payments) {
-      auto r = decode_payment(v.value);
-      if (r && (r->state == PaymentState::kProcessing || r->state == PaymentState::kOrphaned)) {
-        work[id];
-      }
-    }
+  auto keys = store.scan(storage::Keyspace::kRecovery, "", SIZE_MAX);
+  if (!keys) {
+    spdlog::error("recovery: cannot read the recovery index: {}", keys.error().message);
+    return work;
   }
-  if (auto operations = store.scan(storage::Keyspace::kOperations, "", SIZE_MAX)) {
-    for (const auto& [request_id, v] : *operations) {
-      auto op = decode_operation(v.value);
-      if (op && op->phase == OperationPhase::kProcessing) {
-        work[op->payment_id].push_back(request_id);
-      }
+  for (const auto& [key, unused] : *keys) {
+    auto [payment_id, request_id] = parse_recovery_key(key);
+    auto& requests = work[payment_id];
+    if (!request_id.empty()) {
+      requests.push_back(request_id);
     }
   }
   return work;

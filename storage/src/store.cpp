@@ -6,7 +6,7 @@ namespace idempay::storage {
 
 std::string_view to_string(Keyspace ks) {
   static constexpr std::string_view kNames[kKeyspaceCount] = {
-      "payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta"};
+      "payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta", "recovery"};
   return kNames[static_cast<size_t>(ks)];
 }
 

@@ -22,8 +22,9 @@ enum class Keyspace : uint8_t {
   kDeadLetters,
   kAudit,
   kMeta,
+  kRecovery,  ///< what start-up recovery must look at: written with the records it names
 };
-inline constexpr size_t kKeyspaceCount = 8;
+inline constexpr size_t kKeyspaceCount = 9;
 std::string_view to_string(Keyspace ks);
 
 /// A stored value and its etag: the record's version, 1 for the first write and +1 for
