@@ -248,8 +248,9 @@ rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache
   rocksdb::ColumnFamilyOptions family;
   family.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   family.write_buffer_size = 16u << 20;
+  // LZ4 at every level: ZSTD on the last level made compaction cost a third of the write
+  // throughput on two cores.
   family.compression = rocksdb::kLZ4Compression;
-  family.bottommost_compression = rocksdb::kZSTD;
   family.level_compaction_dynamic_level_bytes = true;
   // A filter for the memtables too, which hold the newest keys.
   family.memtable_prefix_bloom_size_ratio = 0.02;
