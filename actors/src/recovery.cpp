@@ -1,6 +1,6 @@
 // Start-up recovery: finds every payment whose acquirer outcome is unknown and every operation
-// left in flight (through the recovery index), and has their actors reconcile them — in the background, at most
-// kConcurrency at a time, while the server already answers.
+// left in flight (through the recovery index), and has their actors reconcile them — in the
+// background, at most kConcurrency at a time, while the server already answers.
 #include <deque>
 
 #include <spdlog/spdlog.h>
