@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/protocol/fault.hpp"
-#include "messages.hpp"
+#include "directory.hpp"
 #include "records.hpp"
 
 namespace idempay::actors {
@@ -128,7 +128,7 @@ private:
     entry.last_error = result.status == 0 ? result.error.message : std::string();
     if (result.status >= 200 && result.status < 300) {
       pending_.erase(found);
-      caf::anon_send(ctx_.router, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
+      ctx_.directory->send(entry.payment_id, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
       ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, [](storage::CommitResult) {});
       return pump();
     }

@@ -1,5 +1,5 @@
 #pragma once
-// Atoms and message types shared by the router and the payment actors (local only).
+// Atoms and message types shared by the directory and the actors (local only).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -16,7 +16,6 @@ using create_atom = caf::atom_constant<caf::atom("create")>;
 using operate_atom = caf::atom_constant<caf::atom("operate")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using idle_atom = caf::atom_constant<caf::atom("idle")>;
-using retire_atom = caf::atom_constant<caf::atom("retire")>;
 using count_atom = caf::atom_constant<caf::atom("count")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
@@ -27,6 +26,8 @@ using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using recovered_atom = caf::atom_constant<caf::atom("recovered")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 using notified_atom = caf::atom_constant<caf::atom("notified")>;
+
+class Directory;
 
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
@@ -118,15 +119,13 @@ struct ActorContext {
   std::string public_url;
   std::chrono::milliseconds reconcile_base{1'000};  ///< first background status retry
   int reconcile_attempts = 5;                       ///< then the record is orphaned
-  caf::actor router;  ///< set once spawned; the dispatcher reports deliveries through it
+  Directory* directory = nullptr;  ///< where every payment's actor is found
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };
 
-caf::behavior router_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* context);
-caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context,
-                            caf::actor router, std::string payment_id);
+caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id);
 
 }  // namespace idempay::actors
 

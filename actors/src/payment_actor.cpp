@@ -1,12 +1,18 @@
 #include "payment_actor.hpp"
 
+#include "directory.hpp"
+
 namespace idempay::actors {
 
 caf::behavior PaymentActor::behavior() {
   auto me = shared_from_this();
   // Deferred commands hold `me`; break that cycle when the actor ends (shutdown) so that
   // every waiting caller is answered (503, retryable) instead of waiting forever.
-  self_->attach_functor([me] { me->release_waiters(); });
+  // An actor that ends without retiring (shutdown) leaves the directory too.
+  self_->attach_functor([me, addr = self_->address()] {
+    me->release_waiters();
+    me->ctx_.directory->forget(me->id_, addr);
+  });
   return {
       [me](create_atom, CreateCommand& cmd) {
         me->on_routed();
@@ -48,35 +54,15 @@ void PaymentActor::release_waiters() {
   op_waiters_.clear();
 }
 
-void PaymentActor::on_routed() {
-  ++handled_;
-  last_active_ = Clock::now();
-  if (!idle_armed_) {
-    idle_armed_ = true;
-    self_->delayed_send(self_, ctx_.idle_timeout, idle_atom::value);
-  }
-}
+void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
-  auto idle_for = Clock::now() - last_active_;
-  if (busy_ || !deferred_.empty() || reconcile_pending_ || idle_for < ctx_.idle_timeout) {
-    auto wait = busy_ ? ctx_.idle_timeout
-                      : std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.idle_timeout - idle_for);
-    self_->delayed_send(self_, std::max(wait, std::chrono::milliseconds(1)), idle_atom::value);
-    return;
+  if (busy_ || !deferred_.empty() || reconcile_pending_) {
+    return;  // the directory offers again after another idle timeout
   }
-  idle_armed_ = false;
-  auto me = shared_from_this();
-  // caf::infinite: the router always answers, and a finite timeout would keep every
-  // retired actor alive in CAF's clock until it fired.
-  self_->request(router_, caf::infinite, retire_atom::value, id_, handled_).then([me](bool allowed) {
-    if (allowed) {
-      me->self_->quit();
-    } else if (!me->idle_armed_) {
-      me->idle_armed_ = true;
-      me->self_->delayed_send(me->self_, me->ctx_.idle_timeout, idle_atom::value);
-    }
-  });
+  if (ctx_.directory->try_retire(id_, self_->address(), handled_)) {
+    self_->quit();
+  }
 }
 
 bool PaymentActor::ensure_loaded(const ReplySink& sink) {
@@ -164,9 +150,8 @@ void PaymentActor::abandon(std::vector<ReplySink>& sinks, const Error& e) {
   finish();
 }
 
-caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, caf::actor router,
-                            std::string payment_id) {
-  auto actor = std::make_shared<PaymentActor>(self, context, std::move(router), std::move(payment_id));
+caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id) {
+  auto actor = std::make_shared<PaymentActor>(self, context, std::move(payment_id));
   return actor->behavior();
 }
 

@@ -21,7 +21,6 @@
 namespace idempay::actors {
 
 using storage::Keyspace;
-using Clock = std::chrono::steady_clock;
 
 inline Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
   return Reply{status, ppp::write_error(code, message)};
@@ -44,9 +43,8 @@ inline Reply error_reply(const Error& e) {
 
 class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
 public:
-  PaymentActor(caf::event_based_actor* self, const ActorContext* context, caf::actor router,
-               std::string payment_id)
-      : self_(self), ctx_(*context), router_(std::move(router)), id_(std::move(payment_id)) {}
+  PaymentActor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id)
+      : self_(self), ctx_(*context), id_(std::move(payment_id)) {}
 
   caf::behavior behavior();
 
@@ -62,8 +60,8 @@ private:
 
   void on_routed();
 
-  // Retire only when nothing is in flight and the router agrees that every message it
-  // forwarded has been handled.
+  // Offered by the directory after an idle timeout without messages: retire only when
+  // nothing is in flight and the directory agrees that every message it routed was handled.
   void on_idle();
 
   // Loads the payment record on first use. False (and the sink answered) on a read failure.
@@ -185,7 +183,6 @@ private:
 
   caf::event_based_actor* self_;
   const ActorContext& ctx_;
-  caf::actor router_;
   std::string id_;
 
   bool loaded_ = false;
@@ -205,8 +202,6 @@ private:
   std::deque<std::function<void()>> deferred_;
 
   uint64_t handled_ = 0;
-  Clock::time_point last_active_ = Clock::now();
-  bool idle_armed_ = false;
 };
 
 }  // namespace idempay::actors

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "idempay/protocol/crypto.hpp"
-#include "messages.hpp"
+#include "directory.hpp"
 
 namespace idempay::actors {
 
@@ -18,9 +18,13 @@ struct PaymentService::Impl {
   CallbackTransport& transport;
   ServiceOptions options;
   ActorContext context;
+  // Outlives the actor system (declared before it): actors leaving it call forget(). Closed,
+  // never reset, on shutdown, so that late requests find it and are answered 503.
+  std::unique_ptr<Directory> directory;
   std::unique_ptr<caf::actor_system_config> config;
   std::unique_ptr<caf::actor_system> system;
-  caf::actor router;
+  caf::actor sweeper;
+  bool stopped = false;
 
   Impl(storage::Store& s, acquirer::Acquirer& a, CallbackTransport& t, ServiceOptions o)
       : store(s), acquirer(a), transport(t), options(o) {}
@@ -76,67 +80,66 @@ Status PaymentService::start(std::string public_url) {
                                               : std::max(1u, std::thread::hardware_concurrency());
   impl_->config->set("scheduler.max-threads", workers);
   impl_->system = std::make_unique<caf::actor_system>(*impl_->config);
+  impl_->directory = std::make_unique<Directory>(*impl_->system, &impl_->context);
+  ctx.directory = impl_->directory.get();
   ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
-  impl_->router = impl_->system->spawn(router_actor, &impl_->context);
-  ctx.router = impl_->router;
+  // Idle actors are offered retirement after 4 to 5 ticks without a message.
+  auto tick = std::max(ctx.idle_timeout / 4, std::chrono::milliseconds(1));
+  impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, uint64_t{4});
   // Detached: its scan of the store must not hold a worker that payment actors need.
   impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
   return {};
 }
 
 namespace {
-// Before start() and after shutdown() there is no router: answer "retry later".
-bool refuse_when_stopped(const caf::actor& router, ReplyFn& reply) {
-  if (router) {
-    return false;
+// Before start() there is no directory: answer "retry later". After shutdown() the closed
+// directory drops the command, whose sink then answers the same.
+template <class Atom, class Command>
+void route(Directory* directory, const std::string& payment_id, Atom atom, Command command) {
+  if (!directory) {
+    command.sink.deliver(
+        Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine is not running"})"});
+    return;
   }
-  reply(Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine is not running"})"});
-  return true;
+  directory->send(payment_id, atom, std::move(command));
 }
 }  // namespace
 
 void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
-  if (refuse_when_stopped(impl_->router, reply)) return;
-  caf::anon_send(impl_->router, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
+  std::string id = request.payment_id;
+  route(impl_->directory.get(), id, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
-  if (refuse_when_stopped(impl_->router, reply)) return;
-  caf::anon_send(impl_->router, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
+  std::string id = request.payment_id;
+  route(impl_->directory.get(), id, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
-  if (refuse_when_stopped(impl_->router, reply)) return;
-  caf::anon_send(impl_->router, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
+  std::string id = event.payment_id;
+  route(impl_->directory.get(), id, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
 }
 
 void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
-  if (refuse_when_stopped(impl_->router, reply)) return;
-  caf::anon_send(impl_->router, refresh_atom::value, RefreshCommand{std::move(payment_id), ReplySink(std::move(reply))});
+  route(impl_->directory.get(), payment_id, refresh_atom::value, RefreshCommand{payment_id, ReplySink(std::move(reply))});
 }
 
 void PaymentService::submit_terminal(std::string payment_id, std::string serial, ReplyFn reply) {
-  if (refuse_when_stopped(impl_->router, reply)) return;
-  caf::anon_send(impl_->router, terminal_atom::value,
-                 TerminalCommand{std::move(payment_id), std::move(serial), ReplySink(std::move(reply))});
+  route(impl_->directory.get(), payment_id, terminal_atom::value,
+        TerminalCommand{payment_id, std::move(serial), ReplySink(std::move(reply))});
 }
 
-size_t PaymentService::live_actors() {
-  caf::scoped_actor self{*impl_->system};
-  uint64_t count = 0;
-  self->request(impl_->router, std::chrono::seconds(10), count_atom::value)
-      .receive([&](uint64_t n) { count = n; }, [](caf::error&) {});
-  return count;
-}
+size_t PaymentService::live_actors() { return impl_->directory ? impl_->directory->size() : 0; }
 
 void PaymentService::shutdown() {
-  if (!impl_->system || !impl_->router) {
+  if (!impl_->system || impl_->stopped) {
     return;
   }
-  caf::anon_send_exit(impl_->router, caf::exit_reason::user_shutdown);
+  impl_->stopped = true;
+  impl_->directory->close(caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->sweeper, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
-  impl_->router = nullptr;
-  impl_->context.router = nullptr;
+  impl_->sweeper = nullptr;
   impl_->context.dispatcher = nullptr;
   impl_->system->await_all_actors_done();
 }

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "messages.hpp"
+#include "directory.hpp"
 #include "records.hpp"
 
 namespace idempay::actors {
@@ -53,7 +53,7 @@ caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* c
       state->queue.pop_front();
       ++state->in_flight;
       ReplySink done([me](Reply) { caf::anon_send(me, recovered_atom::value); });
-      caf::anon_send(context->router, recover_atom::value, RecoverCommand{id, std::move(ops), done});
+      context->directory->send(id, recover_atom::value, RecoverCommand{id, std::move(ops), done});
     }
     if (state->in_flight == 0 && state->queue.empty()) {
       if (state->total > 0) {

@@ -189,8 +189,8 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
   EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
 }
 
-// Passivation race: with a 1 ms idle timeout actors retire constantly while requests for the
-// same payments keep arriving. If two actors ever served one payment, their etag-checked
+// Passivation race: with a 1 ms idle timeout (retirement offered after 4-5 ms without a
+// message) actors retire again and again while requests for the same payments keep arriving. If two actors ever served one payment, their etag-checked
 // writes would collide (503) or the settled totals would disagree.
 TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   auto store = storage::make_memory_store();
@@ -209,10 +209,13 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
     ASSERT_EQ(done.get_future().get().status, 200u);
   }
   std::vector<std::promise<Reply>> replies(kPayments * kSettlesEach);
+  int pauses_with_retired_actors = 0;
   for (int i = 0; i < kSettlesEach; ++i) {
     for (int p = 0; p < kPayments; ++p) {
-      if (p == 0 && i % 3 == 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(1500));  // let actors go idle
+      if (p == 0 && i % 8 == 0) {
+        // Let actors go idle, for varying times so that routing meets retiring at every phase.
+        std::this_thread::sleep_for(std::chrono::microseconds(3000 + 500 * (i % 9)));
+        pauses_with_retired_actors += service.live_actors() < kPayments ? 1 : 0;
       }
       service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p),
                          "race-" + std::to_string(p) + "-" + std::to_string(i), 1),
@@ -222,6 +225,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   for (auto& r : replies) {
     EXPECT_EQ(r.get_future().get().status, 200u);
   }
+  EXPECT_GT(pauses_with_retired_actors, 0);  // the race was really run
   // Every cent was settled exactly once: one more settlement of 1 must be refused.
   for (int p = 0; p < kPayments; ++p) {
     std::promise<Reply> extra;

@@ -1,0 +1,81 @@
+#pragma once
+// The paymentId -> actor directory. Whoever hands a payment its work (an HTTP thread, the
+// dispatcher, start-up recovery) looks its actor up here and sends to it directly: no router
+// actor in between, so a request costs one actor scheduling instead of two.
+//
+// Passivation handshake: the directory counts the messages it routed to each actor, the actor
+// counts those it handled; the actor may retire only when both counts agree, checked under
+// the same lock that routes, so no message is lost and no two actors ever serve one key.
+// Idle actors are found by generations instead of one timer per actor: every route stamps
+// the entry with the current generation, and each tick offers retirement to the actors not
+// routed to for a whole idle timeout (one clock entry per tick, not one per payment).
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "messages.hpp"
+
+namespace idempay::actors {
+
+class Directory {
+public:
+  Directory(caf::actor_system& system, const ActorContext* context) : system_(system), context_(context) {}
+
+  /// Sends (atom, command) to the payment's actor, spawning it if needed. False, with nothing
+  /// sent, once the directory is closed.
+  template <class Atom, class Command>
+  bool send(const std::string& payment_id, Atom atom, Command command) {
+    caf::actor target = route(payment_id);
+    if (!target) {
+      return false;
+    }
+    caf::anon_send(target, atom, std::move(command));
+    return true;
+  }
+
+  /// Called by an idle actor: true (and the entry removed) when every message routed to it has
+  /// been handled; the actor must then quit.
+  bool try_retire(const std::string& payment_id, const caf::actor_addr& actor, uint64_t handled);
+
+  /// Removes the entry of an actor that ended without retiring (shutdown, failure).
+  void forget(const std::string& payment_id, const caf::actor_addr& actor);
+
+  /// Sends idle_atom to every actor not routed to since `idle_generations` ticks ago.
+  void tick(uint64_t idle_generations);
+
+  size_t size();
+
+  /// Stops routing and asks every actor to exit with `reason`.
+  void close(caf::exit_reason reason);
+
+private:
+  struct Entry {
+    caf::actor actor;
+    uint64_t forwarded = 0;
+    uint64_t generation = 0;
+  };
+
+  caf::actor route(const std::string& payment_id);
+
+  // Puts `id` on the current generation's list unless it is on it already.
+  void stamp(const std::string& id, Entry& entry);
+
+  caf::actor_system& system_;
+  const ActorContext* context_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+  // generations_[i] lists the ids stamped in generation first_generation_ + i; an id may also
+  // sit on older lists, where it is skipped because its entry names a newer generation.
+  std::deque<std::vector<std::string>> generations_{1};
+  uint64_t first_generation_ = 0;
+  bool closed_ = false;
+};
+
+/// Ticks `directory` every `tick`; actors idle for `idle_generations` ticks are offered
+/// retirement.
+caf::behavior sweeper_actor(caf::event_based_actor* self, Directory* directory, std::chrono::milliseconds tick,
+                            uint64_t idle_generations);
+
+}  // namespace idempay::actors
