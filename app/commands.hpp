@@ -18,8 +18,8 @@ struct ServeConfig {
   std::string credentials;
   bool callback_allow_private = false;
   int64_t idle_timeout_ms = 5'000;
-  int io_threads = 2;
-  int workers = 0;
+  int io_threads = 0;  ///< 0: half the cores, at least one
+  int workers = 0;     ///< 0: half the cores, at least one
   int64_t drain_timeout_ms = 10'000;
   std::vector<std::string> acquirer_webhook_secrets;  ///< whsec_...; several during rotation
   std::string callback_app_key;

@@ -42,9 +42,9 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_CALLBACK_ALLOW_PRIVATE");
   s->add_option("--idle-timeout-ms", serve.idle_timeout_ms, "passivate a payment actor after this idle time")
       ->envname("IDEMPAY_IDLE_TIMEOUT_MS")->capture_default_str();
-  s->add_option("--io-threads", serve.io_threads, "HTTP I/O threads")->envname("IDEMPAY_IO_THREADS")
+  s->add_option("--io-threads", serve.io_threads, "HTTP I/O threads (0 = half the cores)")->envname("IDEMPAY_IO_THREADS")
       ->capture_default_str();
-  s->add_option("--workers", serve.workers, "actor worker threads (0 = one per core)")
+  s->add_option("--workers", serve.workers, "actor worker threads (0 = half the cores)")
       ->envname("IDEMPAY_WORKERS")->capture_default_str();
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();

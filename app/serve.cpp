@@ -1,6 +1,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -145,6 +146,13 @@ std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
 
 }  // namespace
 
+namespace {
+// The default split: half the cores for HTTP I/O, half for the actors. Every extra thread
+// on a busy core adds hand-offs (futex wake-ups, context switches): on 2 cores one I/O thread
+// and one worker served ~10% more creates than two of each, and as many replays.
+int half_the_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2)); }
+}  // namespace
+
 int run_serve(const ServeConfig& config) {
   http::ServerOptions server_options;
   if (!split_host_port(config.listen, server_options.host, server_options.port)) {
@@ -202,7 +210,7 @@ int run_serve(const ServeConfig& config) {
 
   actors::ServiceOptions service_options;
   service_options.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
-  service_options.workers = config.workers;
+  service_options.workers = config.workers > 0 ? config.workers : half_the_cores();
   service_options.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
   service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
@@ -210,7 +218,7 @@ int run_serve(const ServeConfig& config) {
   service_options.reconcile_attempts = config.reconcile_attempts;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
   PppHandler handler(*service, std::move(*webhook_keys), stub);
-  server_options.io_threads = config.io_threads;
+  server_options.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = *credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);

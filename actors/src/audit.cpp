@@ -84,7 +84,8 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   entry.prev = head_.hash;
   entry.hash = compute_hash(entry);
   head_ = AuditHead{entry.seq, entry.hash};
-  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), encode(entry), std::nullopt});
+  // Blind writes: each entry's key is new, and the head is only ever written by this chain.
+  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), encode(entry), std::nullopt, true});
   // The head is rewritten with each entry; a batch holding several keeps only the last one.
   for (auto it = writes.begin(); it != writes.end(); ++it) {
     if (it->keyspace == storage::Keyspace::kAudit && it->key == audit_head_key(payment_id)) {
@@ -92,7 +93,7 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
       break;
     }
   }
-  writes.push_back({storage::Keyspace::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt});
+  writes.push_back({storage::Keyspace::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt, true});
   return entry;
 }
 

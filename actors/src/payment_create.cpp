@@ -140,7 +140,7 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
   audit(batch, pos ? entry("event_processed", id_, r.fingerprint, "", to_string(r.state), "identify-terminal")
                    : entry("event_processing_started", id_, r.fingerprint, "", to_string(r.state)));
   if (is_unresolved(r.state)) {
-    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::string(), std::nullopt});
+    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::string(), std::nullopt, true});
   }
   auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
   if (pos) {
@@ -237,7 +237,7 @@ void PaymentActor::on_authorized(Result<acquirer::Authorization> result) {
     audit(batch, entry("delivery_written", callback->id));
   }
   if (is_unresolved(record_->state) && !is_unresolved(updated.state)) {
-    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::nullopt, std::nullopt});
+    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::nullopt, std::nullopt, true});
   }
   batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), updated,

@@ -94,7 +94,7 @@ void PaymentActor::write_operation_intent(ppp::OperationRequest req, std::string
   audit(batch, entry("operation_received", req.request_id, op.fingerprint, {}, {},
                      std::string(ppp::to_string(req.kind))));
   audit(batch, entry("operation_processing_started", req.request_id, op.fingerprint));
-  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::string(), std::nullopt});
+  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::string(), std::nullopt, true});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
                                            [me = shared_from_this(), req, op](storage::CommitResult res) {
                                              if (!res) {
@@ -145,7 +145,7 @@ void PaymentActor::on_operation_result(ppp::OperationRequest req, OperationRecor
                      std::string(ppp::to_string(req.kind)) + " "
                          + format_amount(outcome.succeeded ? outcome.amount : 0)
                          + (outcome.succeeded ? "" : " refused: " + outcome.code)));
-  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::nullopt, std::nullopt});
+  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::nullopt, std::nullopt, true});
   if (updated) {
     batch.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
   }

@@ -46,6 +46,8 @@ private:
       uint64_t current = 0;
       if (found != pending.end()) {
         current = found->second;
+      } else if (w.blind && !w.expected_etag) {
+        current = 0;
       } else if (auto it = spaces_[id.first].find(w.key); it != spaces_[id.first].end()) {
         current = it->second.etag;
       }

@@ -190,7 +190,7 @@ private:
         current = it->second;
       } else if (auto st = staged.find(id); st != staged.end()) {
         current = st->second;
-      } else {
+      } else if (!w.blind || w.expected_etag) {
         auto got = get(w.keyspace, w.key);
         if (!got) {
           return tl::unexpected(got.error());

@@ -88,6 +88,26 @@ TYPED_TEST(StoreConformanceTest, UnconditionalWritesAndDeletes) {
   EXPECT_FALSE(this->store->get(Keyspace::kAudit, "a").value().has_value());
 }
 
+TYPED_TEST(StoreConformanceTest, BlindWritesRestartTheEtagAndNeverConflict) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", "1", std::nullopt}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", "2", std::nullopt}}));
+  auto blind = this->store->commit_and_wait({{Keyspace::kAudit, "b", "3", std::nullopt, true}});
+  ASSERT_TRUE(blind);
+  EXPECT_EQ(blind->front(), 1u);
+  auto got = this->store->get(Keyspace::kAudit, "b").value();
+  EXPECT_EQ(got->value, "3");
+  EXPECT_EQ(got->etag, 1u);
+  // Later writes in the same batch see the blind write's etag.
+  auto same_batch = this->store->commit_and_wait(
+      {{Keyspace::kAudit, "c", "x", std::nullopt, true}, {Keyspace::kAudit, "c", "y", 1}});
+  ASSERT_TRUE(same_batch);
+  EXPECT_EQ(same_batch->back(), 2u);
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", std::nullopt, std::nullopt, true}}));
+  EXPECT_FALSE(this->store->get(Keyspace::kAudit, "b").value().has_value());
+  // A condition, when given, is still checked.
+  EXPECT_FALSE(this->store->commit_and_wait({{Keyspace::kAudit, "c", "z", 7, true}}));
+}
+
 TYPED_TEST(StoreConformanceTest, KeyspacesAreSeparate) {
   ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "k", "payment", 0}}));
   ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kOperations, "k", "operation", 0}}));

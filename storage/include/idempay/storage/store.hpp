@@ -42,6 +42,10 @@ struct Write {
   std::string key;
   std::optional<std::string> value;
   std::optional<uint64_t> expected_etag;
+  /// For keys nobody compare-and-swaps (audit entries, index entries): an unconditional
+  /// write that does not read the current version first (one lookup fewer on the commit
+  /// path); the key's etag starts again at 1. Ignored when `expected_etag` is set.
+  bool blind = false;
 };
 using Batch = std::vector<Write>;
 
