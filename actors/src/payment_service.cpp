@@ -87,9 +87,12 @@ Status PaymentService::start(std::string public_url) {
   impl_->directory = std::make_unique<Directory>(*impl_->system, &impl_->context);
   ctx.directory = impl_->directory.get();
   ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
-  // Idle actors are offered retirement after 4 to 5 ticks without a message.
-  auto tick = std::max(ctx.idle_timeout / 4, std::chrono::milliseconds(1));
-  impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, uint64_t{4});
+  // Idle actors are offered retirement after a whole idle timeout of ticks without a message.
+  // Short ticks spread retirements evenly: one tick per quarter timeout retired thousands of
+  // actors at once, and the requests queued behind them saw a p99 of 45 ms.
+  auto tick = std::clamp(ctx.idle_timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(20));
+  uint64_t idle_ticks = static_cast<uint64_t>((ctx.idle_timeout + tick - std::chrono::milliseconds(1)) / tick);
+  impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, std::max<uint64_t>(idle_ticks, 1));
   // Detached: its scan of the store must not hold a worker that payment actors need.
   impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
   return {};

@@ -1,6 +1,8 @@
 // RocksDB store: one column family per keyspace, etag-prefixed values, and a single
 // committer thread that checks compare-and-swap conditions and group-commits every batch
 // that is waiting with one synced write.
+#include <pthread.h>
+
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -129,6 +131,7 @@ private:
   rocksdb::ColumnFamilyHandle* cf(Keyspace ks) const { return handles_[static_cast<size_t>(ks)]; }
 
   void run() {
+    pthread_setname_np(pthread_self(), "idempay-commit");  // for top -H, perf and gdb
     std::deque<PendingCommit> group;
     for (;;) {
       {
@@ -269,6 +272,10 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   db_options.IncreaseParallelism(2);
   db_options.db_write_buffer_size = kMemtableBudgetBytes;
   db_options.max_total_wal_size = 4 * kMemtableBudgetBytes;
+  // Flushes and compactions write their files with a sync every megabyte instead of one at the
+  // end: a final fsync of a whole 16 MB table queued the WAL's fdatasync behind it (commits
+  // of 20-40 ms, the p99 of creates tripled as the store grew).
+  db_options.bytes_per_sync = 1 << 20;
   auto cache = rocksdb::NewLRUCache(kBlockCacheBytes);
   auto family = family_options(cache);
   std::vector<rocksdb::ColumnFamilyDescriptor> families;

@@ -189,8 +189,9 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
   EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
 }
 
-// Passivation race: with a 1 ms idle timeout (retirement offered after 4-5 ms without a
-// message) actors retire again and again while requests for the same payments keep arriving. If two actors ever served one payment, their etag-checked
+// Passivation race: with a 1 ms idle timeout (retirement offered after 1-2 ms without a
+// message) actors retire again and again while requests for the same payments keep
+// arriving. If two actors ever served one payment, their etag-checked
 // writes would collide (503) or the settled totals would disagree.
 TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   auto store = storage::make_memory_store();
