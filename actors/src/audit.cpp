@@ -28,12 +28,25 @@ void write_fields(JsonWriter& w, const AuditEntry& e) {
 }
 }  // namespace
 
-std::string compute_hash(const AuditEntry& e) {
+namespace {
+// The hashed form: every field but the hash.
+std::string hashed_form(const AuditEntry& e) {
   JsonWriter w;
   w.begin_object();
   write_fields(w, e);
   w.end_object();
-  return crypto::to_hex(crypto::sha256(w.str()));
+  return std::move(w).take();
+}
+}  // namespace
+
+std::string compute_hash(const AuditEntry& e) { return crypto::to_hex(crypto::sha256(hashed_form(e))); }
+
+std::string seal(AuditEntry& e) {
+  std::string json = hashed_form(e);
+  e.hash = crypto::to_hex(crypto::sha256(json));
+  json.pop_back();  // the stored form is the hashed form with the hash as its last member
+  json.append(",\"hash\":\"").append(e.hash).append("\"}");
+  return json;
 }
 
 std::string encode(const AuditEntry& e) {
@@ -82,10 +95,10 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   entry.seq = head_.seq + 1;
   entry.time = now_unix_ms();
   entry.prev = head_.hash;
-  entry.hash = compute_hash(entry);
+  std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};
   // Blind writes: each entry's key is new, and the head is only ever written by this chain.
-  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), encode(entry), std::nullopt, true});
+  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), std::move(stored), std::nullopt, true});
   // The head is rewritten with each entry; a batch holding several keeps only the last one.
   for (auto it = writes.begin(); it != writes.end(); ++it) {
     if (it->keyspace == storage::Keyspace::kAudit && it->key == audit_head_key(payment_id)) {

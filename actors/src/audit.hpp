@@ -30,6 +30,8 @@ std::string audit_prefix(const std::string& payment_id);
 std::string encode(const AuditEntry& e);
 Result<AuditEntry> decode_audit(std::string_view json);
 std::string compute_hash(const AuditEntry& e);  ///< the hash `e` must carry
+/// Sets `e.hash` and returns the stored form, `encode(e)`, serialising the fields only once.
+std::string seal(AuditEntry& e);
 
 /// The chain position a payment's next entry continues from.
 struct AuditHead {

@@ -76,16 +76,20 @@ bool PaymentActor::ensure_loaded(const ReplySink& sink) {
   }
   record_.reset();
   etag_ = 0;
-  if (*got) {
-    auto decoded = decode_payment((*got)->value);
-    if (!decoded) {
-      spdlog::error("payment {}: stored record unreadable: {}", id_, decoded.error().message);
-      sink.deliver(error_reply(decoded.error()));
-      return false;
-    }
-    record_ = std::move(*decoded);
-    etag_ = (*got)->etag;
+  if (!*got) {
+    // A payment's audit chain is written in the same batches as its record: no record, no chain.
+    audit_.reset(AuditHead{});
+    loaded_ = true;
+    return true;
   }
+  auto decoded = decode_payment((*got)->value);
+  if (!decoded) {
+    spdlog::error("payment {}: stored record unreadable: {}", id_, decoded.error().message);
+    sink.deliver(error_reply(decoded.error()));
+    return false;
+  }
+  record_ = std::move(*decoded);
+  etag_ = (*got)->etag;
   auto head = ctx_.store->get(Keyspace::kAudit, audit_head_key(id_));
   if (!head) {
     sink.deliver(error_reply(head.error()));

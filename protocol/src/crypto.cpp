@@ -4,23 +4,50 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 namespace idempay::crypto {
 
+namespace {
+// OpenSSL 3 looks an algorithm up by name on every one-shot call that is given a legacy
+// EVP_sha256() (a locked property query each time); fetched once, the lookup is gone.
+// Both objects live for the whole process.
+const EVP_MD* sha256_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
+EVP_MAC* hmac_mac() {
+  static EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  return mac;
+}
+}  // namespace
+
 Digest hmac_sha256(std::string_view key, std::string_view data) {
   Digest out{};
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
+  size_t len = 0;
+  char digest_name[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest_name, 0), OSSL_PARAM_construct_end()};
+  EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(hmac_mac());
+  bool ok = ctx != nullptr &&
+            EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) == 1 &&
+            EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1 &&
+            EVP_MAC_final(ctx, out.data(), &len, out.size()) == 1;
+  EVP_MAC_CTX_free(ctx);
+  if (!ok || len != out.size()) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
   return out;
 }
 
 Digest sha256(std::string_view data) {
   Digest out{};
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr);
+  if (EVP_Digest(data.data(), data.size(), out.data(), &len, sha256_md(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 failed");
+  }
   return out;
 }
 
