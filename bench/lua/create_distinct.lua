@@ -1,12 +1,15 @@
 -- Create Payment with a fresh paymentId on every request (in-process stub).
 -- Options: run=ID (id prefix), card=NUMBER (default: approved at once; 4222222222222224 stays
--- pending), callback=URL, delay=MS (pause before each request on a connection: a paced load).
+-- pending), callback=URL, delay=MS (mean pause before each request on a connection: a paced
+-- load; pauses are drawn from an exponential distribution so that the connections send as
+-- independent Poisson arrivals instead of in lockstep bursts).
 local common = require("common")
 setup = common.setup
 
 function init(args)
   opts = common.options(args, {run = tostring(os.time()), delay = "0"})
   pause = tonumber(opts.delay)
+  math.randomseed(os.time() * 100 + thread_id)
   counter = 0
   wrk.method = "POST"
   wrk.path = "/payments"
@@ -14,7 +17,10 @@ function init(args)
 end
 
 function delay()
-  return pause
+  if pause <= 0 then
+    return 0
+  end
+  return math.floor(-pause * math.log(1 - math.random()) + 0.5)
 end
 
 function request()
