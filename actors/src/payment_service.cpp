@@ -1,6 +1,7 @@
 #include "idempay/actors/payment_service.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "idempay/protocol/crypto.hpp"
@@ -21,6 +22,11 @@ struct PaymentService::Impl {
   // Outlives the actor system (declared before it): actors leaving it call forget(). Closed,
   // never reset, on shutdown, so that late requests find it and are answered 503.
   std::unique_ptr<Directory> directory;
+  // What request threads read: published once the directory is built (the HTTP server takes
+  // requests, and answers them 503, before start() has finished).
+  std::atomic<Directory*> published{nullptr};
+
+  Directory* live() const { return published.load(std::memory_order_acquire); }
   std::unique_ptr<caf::actor_system_config> config;
   std::unique_ptr<caf::actor_system> system;
   caf::actor sweeper;
@@ -95,6 +101,7 @@ Status PaymentService::start(std::string public_url) {
   impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, std::max<uint64_t>(idle_ticks, 1));
   // Detached: its scan of the store must not hold a worker that payment actors need.
   impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
+  impl_->published.store(impl_->directory.get(), std::memory_order_release);  // last: all is set
   return {};
 }
 
@@ -114,29 +121,32 @@ void route(Directory* directory, const std::string& payment_id, Atom atom, Comma
 
 void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
   std::string id = request.payment_id;
-  route(impl_->directory.get(), id, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
+  route(impl_->live(), id, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
   std::string id = request.payment_id;
-  route(impl_->directory.get(), id, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
+  route(impl_->live(), id, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
 }
 
 void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
   std::string id = event.payment_id;
-  route(impl_->directory.get(), id, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
+  route(impl_->live(), id, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
 }
 
 void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
-  route(impl_->directory.get(), payment_id, refresh_atom::value, RefreshCommand{payment_id, ReplySink(std::move(reply))});
+  route(impl_->live(), payment_id, refresh_atom::value, RefreshCommand{payment_id, ReplySink(std::move(reply))});
 }
 
 void PaymentService::submit_terminal(std::string payment_id, std::string serial, ReplyFn reply) {
-  route(impl_->directory.get(), payment_id, terminal_atom::value,
+  route(impl_->live(), payment_id, terminal_atom::value,
         TerminalCommand{payment_id, std::move(serial), ReplySink(std::move(reply))});
 }
 
-size_t PaymentService::live_actors() { return impl_->directory ? impl_->directory->size() : 0; }
+size_t PaymentService::live_actors() {
+  Directory* directory = impl_->live();
+  return directory ? directory->size() : 0;
+}
 
 void PaymentService::shutdown() {
   if (!impl_->system || impl_->stopped) {
