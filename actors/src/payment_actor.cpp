@@ -118,12 +118,18 @@ void PaymentActor::audit_now(AuditEntry e) {
   }
   storage::Batch batch;
   audit(batch, std::move(e));
-  ctx_.store->commit_riding_along(std::move(batch),
-                     in_actor<storage::CommitResult>([me = shared_from_this()](storage::CommitResult r) {
-                       if (!r && !me->busy_) {
-                         me->loaded_ = false;
-                       }
-                     }));
+  auto on_failure = in_actor<Error>([me = shared_from_this()](const Error&) {
+    if (!me->busy_) {
+      me->loaded_ = false;
+    }
+  });
+  // Only a failure comes back to the actor: a success changes nothing here, and a message per
+  // duplicate would cost replays a second scheduling of the actor.
+  ctx_.store->commit_riding_along(std::move(batch), [on_failure](storage::CommitResult r) {
+    if (!r) {
+      on_failure(r.error());
+    }
+  });
 }
 
 void PaymentActor::finish() {
