@@ -15,8 +15,9 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
              stub's own ledger is not counted)
   growth     create throughput on a store preloaded with 10 thousand .. 10 million payments
-Each create/replay/settle round alternates with nginx; the table shows medians with min-max,
-p50/p99 latency and the ratios to the ceilings. Writes results.csv, results.json and
+Each create/replay/settle round alternates with nginx, and each idempay run starts once the
+server is idle again (the previous run's flushes, compactions and passivations done, or 20 s
+passed); the table shows medians with min-max, p50/p99 latency and the ratios to the ceilings. Writes results.csv, results.json and
 results.png (gnuplot). A benchmark, not a test: nothing here asserts on a number.
 """
 import argparse
@@ -127,6 +128,23 @@ class Process:
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
         wait_port(self.port)
 
+    def cpu_seconds(self):
+        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def wait_idle(self, limit_s=20.0, window_s=0.5, busy_share=0.05):
+        """Waits until the process uses less than `busy_share` of a core (the previous
+        scenario's flushes, compactions and passivations are done), at most `limit_s`."""
+        started = time.time()
+        before = self.cpu_seconds()
+        while time.time() - started < limit_s:
+            time.sleep(window_s)
+            now = self.cpu_seconds()
+            if now - before < busy_share * window_s:
+                break
+            before = now
+        return time.time() - started
+
     def stop(self):
         self.proc.terminate()
         started = time.time()
@@ -199,20 +217,25 @@ def throughput_rounds(binary, work, opts, runs):
         server.post("/payments", create_body(f"settle-base-{i}", value=1_000_000))
     server.post("/payments", create_body("replay-1"))
     c = opts.connections
+    # Each idempay run starts from an idle server, as nginx's do: otherwise a scenario pays for
+    # the flushes, compactions and passivations the one before it left behind.
+    def measured(scenario, script, args):
+        server.wait_idle()
+        runs[scenario].append(wrk(f"{server.url}/payments", opts.duration, c, script, args))
+
     for r in range(opts.rounds):
         runs["nginx"].append(wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, c,
                                  "create_distinct.lua", [f"n{r}"]))
-        runs["create"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_distinct.lua", [f"r{r}"]))
-        runs["replay"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_replay.lua", ["replay-1"]))
-        runs["settle"].append(wrk(f"{server.url}/payments", opts.duration, c, "settle.lua", [f"s{r}"]))
+        measured("create", "create_distinct.lua", [f"r{r}"])
+        measured("replay", "create_replay.lua", ["replay-1"])
+        measured("settle", "settle.lua", [f"s{r}"])
     # Paced at half the measured create rate: wrk's delay() pauses each connection between
     # requests, so the rate is connections / (pause + latency); the achieved rate is reported.
     create = runs["create"]
     target = statistics.median(r["rps"] for r in create) / 2
     pause_ms = max(0, int(1000 * c / target - statistics.median(r["p50_ms"] for r in create) / 2))
     for r in range(opts.rounds):
-        runs["half"].append(wrk(f"{server.url}/payments", opts.duration, c, "create_distinct.lua",
-                                [f"run=h{r}", f"delay={pause_ms}"]))
+        measured("half", "create_distinct.lua", [f"run=h{r}", f"delay={pause_ms}"])
     nginx.stop()
     payments = 1001 + sum(run["requests"] for run in runs["create"] + runs["half"])
     return {"payments_stored": payments, "rss_mb": round(server.rss_mb(), 1),
@@ -310,6 +333,7 @@ def growth_rounds(binary, work, opts, extra):
             print(f"  preloaded {target:,} payments ({time.time() - started:.0f} s)", flush=True)
             stored = target
         server = Idempay(binary, work, f"growth-{target}", data_dir=data)
+        server.wait_idle(limit_s=60)  # compactions the preload left behind
         run = wrk(f"{server.url}/payments", opts.duration, opts.connections, "create_distinct.lua", [f"g{target}x"])
         server.stop()
         stored += run["requests"]
