@@ -37,26 +37,24 @@ std::string hashed_form(const AuditEntry& e) {
   w.end_object();
   return std::move(w).take();
 }
+
+// The stored form: the hashed form with the hash (hex, nothing to escape) as its last member.
+std::string with_hash(std::string hashed, const std::string& hash) {
+  hashed.pop_back();
+  hashed.append(",\"hash\":\"").append(hash).append("\"}");
+  return hashed;
+}
 }  // namespace
 
 std::string compute_hash(const AuditEntry& e) { return crypto::to_hex(crypto::sha256(hashed_form(e))); }
 
 std::string seal(AuditEntry& e) {
-  std::string json = hashed_form(e);
-  e.hash = crypto::to_hex(crypto::sha256(json));
-  json.pop_back();  // the stored form is the hashed form with the hash as its last member
-  json.append(",\"hash\":\"").append(e.hash).append("\"}");
-  return json;
+  std::string hashed = hashed_form(e);
+  e.hash = crypto::to_hex(crypto::sha256(hashed));
+  return with_hash(std::move(hashed), e.hash);
 }
 
-std::string encode(const AuditEntry& e) {
-  JsonWriter w;
-  w.begin_object();
-  write_fields(w, e);
-  w.key("hash").string(e.hash);
-  w.end_object();
-  return std::move(w).take();
-}
+std::string encode(const AuditEntry& e) { return with_hash(hashed_form(e), e.hash); }
 
 Result<AuditEntry> decode_audit(std::string_view json) {
   auto doc = JsonValue::parse(json);

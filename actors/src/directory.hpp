@@ -24,14 +24,15 @@ public:
   Directory(caf::actor_system& system, const ActorContext* context) : system_(system), context_(context) {}
 
   /// Sends (atom, command) to the payment's actor, spawning it if needed. False, with nothing
-  /// sent, once the directory is closed.
+  /// sent, once the directory is closed. `payment_id` may refer into `command`: it is read
+  /// before the command is moved.
   template <class Atom, class Command>
-  bool send(const std::string& payment_id, Atom atom, Command command) {
+  bool send(const std::string& payment_id, Atom atom, Command&& command) {
     caf::actor target = route(payment_id);
     if (!target) {
       return false;
     }
-    caf::anon_send(target, atom, std::move(command));
+    caf::anon_send(target, atom, std::forward<Command>(command));
     return true;
   }
 

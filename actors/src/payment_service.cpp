@@ -108,8 +108,9 @@ Status PaymentService::start(std::string public_url) {
 namespace {
 // Before start() there is no directory: answer "retry later". After shutdown() the closed
 // directory drops the command, whose sink then answers the same.
+// `payment_id` refers into `command` (no copy of the id per request).
 template <class Atom, class Command>
-void route(Directory* directory, const std::string& payment_id, Atom atom, Command command) {
+void route(Directory* directory, const std::string& payment_id, Atom atom, Command&& command) {
   if (!directory) {
     command.sink.deliver(
         Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine is not running"})"});
@@ -120,27 +121,28 @@ void route(Directory* directory, const std::string& payment_id, Atom atom, Comma
 }  // namespace
 
 void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
-  std::string id = request.payment_id;
-  route(impl_->live(), id, create_atom::value, CreateCommand{std::move(request), ReplySink(std::move(reply))});
+  CreateCommand cmd{std::move(request), ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.request.payment_id, create_atom::value, std::move(cmd));
 }
 
 void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
-  std::string id = request.payment_id;
-  route(impl_->live(), id, operate_atom::value, OperateCommand{std::move(request), ReplySink(std::move(reply))});
+  OperateCommand cmd{std::move(request), ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.request.payment_id, operate_atom::value, std::move(cmd));
 }
 
 void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
-  std::string id = event.payment_id;
-  route(impl_->live(), id, event_atom::value, EventCommand{std::move(event), ReplySink(std::move(reply))});
+  EventCommand cmd{std::move(event), ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.event.payment_id, event_atom::value, std::move(cmd));
 }
 
 void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
-  route(impl_->live(), payment_id, refresh_atom::value, RefreshCommand{payment_id, ReplySink(std::move(reply))});
+  RefreshCommand cmd{std::move(payment_id), ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
 }
 
 void PaymentService::submit_terminal(std::string payment_id, std::string serial, ReplyFn reply) {
-  route(impl_->live(), payment_id, terminal_atom::value,
-        TerminalCommand{payment_id, std::move(serial), ReplySink(std::move(reply))});
+  TerminalCommand cmd{std::move(payment_id), std::move(serial), ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.payment_id, terminal_atom::value, std::move(cmd));
 }
 
 size_t PaymentService::live_actors() {

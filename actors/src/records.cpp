@@ -14,8 +14,6 @@ int64_t now_unix_ms() {
 }
 
 // Payment ids never contain '/' (see ppp::parse_create_payment), so the first one ends the id.
-std::string recovery_key(const std::string& payment_id) { return payment_id + "/"; }
-
 std::string recovery_key(const std::string& payment_id, const std::string& request_id) {
   return payment_id + "/" + request_id;
 }

@@ -64,8 +64,8 @@ inline bool is_unresolved(PaymentState s) { return s == PaymentState::kProcessin
 /// The recovery index: one key per payment whose acquirer outcome is unknown and per
 /// operation in flight, written and removed in the same batch as the record it names, so that
 /// start-up recovery reads only these keys instead of every payment ever stored.
-std::string recovery_key(const std::string& payment_id);
-std::string recovery_key(const std::string& payment_id, const std::string& request_id);
+/// The payment's own key ends with the '/'; an operation's key adds its requestId.
+std::string recovery_key(const std::string& payment_id, const std::string& request_id = {});
 /// Splits a recovery key into payment id and request id (empty for a payment's own key).
 std::pair<std::string, std::string> parse_recovery_key(std::string_view key);
 
