@@ -26,6 +26,7 @@ using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using recovered_atom = caf::atom_constant<caf::atom("recovered")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 using notified_atom = caf::atom_constant<caf::atom("notified")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
 class Directory;
 

@@ -10,6 +10,7 @@ caf::behavior PaymentActor::behavior() {
   // every waiting caller is answered (503, retryable) instead of waiting forever.
   // An actor that ends without retiring (shutdown) leaves the directory too.
   self_->attach_functor([me, addr = self_->address()] {
+    me->flush_audit();  // entries buffered when the actor retires or the service stops
     me->release_waiters();
     me->ctx_.directory->forget(me->id_, addr);
   });
@@ -45,6 +46,7 @@ caf::behavior PaymentActor::behavior() {
       [me](reconcile_atom) { me->on_reconcile_tick(); },
       [me](resume_atom, Continuation& step) { step.run(); },
       [me](idle_atom) { me->on_idle(); },
+      [me](flush_atom) { me->flush_audit(); },
   };
 }
 
@@ -68,6 +70,11 @@ void PaymentActor::on_idle() {
 bool PaymentActor::ensure_loaded(const ReplySink& sink) {
   if (loaded_) {
     return true;
+  }
+  if (!audit_buffer_.empty()) {
+    // Chained to entries whose commit failed: storing them would leave a gap in the chain.
+    spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id_, audit_buffer_.size());
+    audit_buffer_.clear();
   }
   auto got = ctx_.store->get(Keyspace::kPayments, id_);
   if (!got) {
@@ -116,16 +123,29 @@ void PaymentActor::audit_now(AuditEntry e) {
   if (!record_) {
     return;  // no chain for a payment that does not exist
   }
-  storage::Batch batch;
-  audit(batch, std::move(e));
+  // Bounded, so that a long burst still reaches the store as it goes.
+  constexpr size_t kMaxBufferedEntries = 32;
+  bool first = audit_buffer_.empty();
+  audit_.append(id_, std::move(e), audit_buffer_);
+  if (audit_buffer_.size() > kMaxBufferedEntries) {  // the entries and one chain head
+    flush_audit();
+  } else if (first) {
+    self_->send(self_, flush_atom::value);  // behind the messages already queued
+  }
+}
+
+void PaymentActor::flush_audit() {
+  if (audit_buffer_.empty()) {
+    return;
+  }
   auto on_failure = in_actor<Error>([me = shared_from_this()](const Error&) {
     if (!me->busy_) {
       me->loaded_ = false;
     }
   });
   // Only a failure comes back to the actor: a success changes nothing here, and a message per
-  // duplicate would cost replays a second scheduling of the actor.
-  ctx_.store->commit_riding_along(std::move(batch), [on_failure](storage::CommitResult r) {
+  // commit would cost replays another scheduling of the actor.
+  ctx_.store->commit_riding_along(std::exchange(audit_buffer_, {}), [on_failure](storage::CommitResult r) {
     if (!r) {
       on_failure(r.error());
     }

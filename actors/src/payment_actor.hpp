@@ -72,12 +72,20 @@ private:
   static AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {},
                           std::string_view before = {}, std::string_view after = {}, std::string detail = {});
 
-  void audit(storage::Batch& batch, AuditEntry e) { audit_.append(id_, std::move(e), batch); }
+  // Adds an entry to a batch the caller commits next. Buffered entries are committed first,
+  // so that the chain reaches the store in order and its head never moves back.
+  void audit(storage::Batch& batch, AuditEntry e) {
+    flush_audit();
+    audit_.append(id_, std::move(e), batch);
+  }
 
-  // For arrivals that change nothing (duplicates, refusals): the entry rides along with the
-  // next group commit and nobody waits for it. If it is lost to a storage failure the cached
-  // chain head is reloaded, so the next entry still links to what is on disk.
+  // For arrivals that change nothing (duplicates, refusals): the entry is buffered until the
+  // messages already in the mailbox are handled, then rides along with the next group commit
+  // and nobody waits for it. A burst of duplicates costs one commit and one chain head. If
+  // the commit is lost to a storage failure the cached chain head is reloaded, so the next
+  // entry still links to what is on disk.
   void audit_now(AuditEntry e);
+  void flush_audit();
 
   // Ends the current mutation and starts the next deferred one, if any.
   void finish();
@@ -195,6 +203,7 @@ private:
   bool reconcile_pending_ = false;
   int reconcile_attempts_ = 0;
   AuditChain audit_;
+  storage::Batch audit_buffer_;  // entries of audit_now() not yet handed to the store
   std::vector<ReplySink> create_waiters_;
   std::vector<ReplySink> op_waiters_;
   std::string inflight_request_id_;

@@ -3,7 +3,7 @@ import json
 import shutil
 import subprocess
 
-from conftest import BIN, create_body
+from conftest import BIN, concurrently, create_body
 
 
 def run(*args):
@@ -39,6 +39,27 @@ def test_inspect_tells_processed_from_reused(connector):
     text = run("inspect", "audited-1", "--data-dir", str(connector.data_dir)).stdout
     assert "event_duplicate_reused" in text and "processing -> approved" in text
     assert run("inspect", "nobody", "--data-dir", str(connector.data_dir)).returncode == 3
+
+
+def test_every_duplicate_of_a_burst_is_in_the_chain(connector):
+    # Duplicates arriving together are buffered by the payment's actor and stored in one
+    # commit: none may be lost, the chain must stay in order, and a mutation arriving right
+    # behind them, and a clean stop right after, must not overtake or drop them.
+    body = create_body("burst-1", value=40)
+    first = connector.post("/payments", body)
+    assert first[0] == 200
+    replies = concurrently(48, lambda i: connector.post("/payments", body))
+    assert all(r[1] == first[1] for r in replies)
+    concurrently(16, lambda i: connector.post("/payments", body) if i else
+                 connector.post("/payments/burst-1/settlements", {"requestId": "s-burst", "value": 40}))
+    assert connector.process.terminate() == 0
+    report = json.loads(run("inspect", "burst-1", "--json", "--data-dir", str(connector.data_dir)).stdout)
+    kinds = [a["kind"] for a in report["audit"]]
+    assert kinds.count("event_duplicate_reused") == 48 + 15
+    assert kinds.count("operation_processed") == 1
+    assert [a["seq"] for a in report["audit"]] == list(range(1, len(kinds) + 1))
+    verified = run("audit", "verify", "--payment", "burst-1", "--data-dir", str(connector.data_dir))
+    assert verified.returncode == 0, verified.stdout
 
 
 def test_tampering_and_deletion_are_detected(connector, tmp_path):

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "idempay/actors/inspection.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/protocol/json_read.hpp"
 
@@ -193,6 +194,92 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
 // message) actors retire again and again while requests for the same payments keep
 // arriving. If two actors ever served one payment, their etag-checked
 // writes would collide (503) or the settled totals would disagree.
+// Forwards to a memory store and records, in commit order, every sequence number written to
+// an audit chain head.
+class HeadWatchingStore final : public storage::Store {
+public:
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
+    return inner_->get(ks, key);
+  }
+  void commit(storage::Batch batch, storage::CommitCallback done) override {
+    record(batch);
+    inner_->commit(std::move(batch), std::move(done));
+  }
+  void commit_riding_along(storage::Batch batch, storage::CommitCallback done) override {
+    record(batch);
+    inner_->commit_riding_along(std::move(batch), std::move(done));
+  }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
+                                                                        size_t limit) override {
+    return inner_->scan(ks, prefix, limit);
+  }
+  std::vector<int64_t> heads() {
+    std::lock_guard lock(mutex_);
+    return heads_;
+  }
+
+private:
+  void record(const storage::Batch& batch) {
+    std::lock_guard lock(mutex_);
+    for (const auto& w : batch) {
+      if (w.keyspace == storage::Keyspace::kAudit && w.key.find("/~head") != std::string::npos && w.value) {
+        heads_.push_back(JsonValue::parse(*w.value).value().int_or("seq"));
+      }
+    }
+  }
+  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store();
+  std::mutex mutex_;
+  std::vector<int64_t> heads_;
+};
+
+// Duplicates' audit entries are buffered by the actor until its mailbox is drained. A
+// mutation handled meanwhile must not overtake them in the store: the chain head would move
+// back, and after a crash there the next entries would overwrite stored ones. A shutdown
+// right after must store every buffered entry.
+TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
+  HeadWatchingStore store;
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
+  PaymentService service(store, stub, transport, ServiceOptions{});
+  ASSERT_TRUE(service.start());
+  std::promise<Reply> created;
+  service.create_payment(create_request("p6"), [&created](Reply r) { created.set_value(std::move(r)); });
+  ASSERT_EQ(created.get_future().get().status, 200u);
+
+  constexpr int kDuplicates = 40;
+  std::vector<std::promise<Reply>> replies(kDuplicates + 2);
+  auto reply_to = [&replies](int i) { return [&replies, i](Reply r) { replies[i].set_value(std::move(r)); }; };
+  for (int i = 0; i < kDuplicates; ++i) {
+    service.create_payment(create_request("p6"), reply_to(i));
+  }
+  // Queued behind the duplicates: an operation that commits and answers at once (refused).
+  service.operate(op(ppp::OperationKind::kRefund, "p6", "r-p6", 1), reply_to(kDuplicates));
+  service.operate(op(ppp::OperationKind::kSettle, "p6", "s-p6", 10000), reply_to(kDuplicates + 1));
+  for (int i = 0; i < kDuplicates; ++i) {
+    ASSERT_EQ(replies[i].get_future().get().status, 200u);
+  }
+  EXPECT_EQ(replies[kDuplicates].get_future().get().status, 400u);
+  EXPECT_EQ(replies[kDuplicates + 1].get_future().get().status, 200u);
+  service.shutdown();
+
+  auto heads = store.heads();
+  for (size_t i = 1; i < heads.size(); ++i) {
+    EXPECT_GT(heads[i], heads[i - 1]) << "the chain head moved back at write " << i;
+  }
+  auto verified = verify_store(store, std::string("p6"));
+  ASSERT_TRUE(verified);
+  for (const auto& problem : *verified) {
+    ADD_FAILURE() << problem.problem;
+  }
+  auto report = inspect_payment(store, "p6");
+  ASSERT_TRUE(report);
+  int duplicates = 0;
+  for (const auto& line : report->audit) {
+    duplicates += line.kind == "event_duplicate_reused";
+  }
+  EXPECT_EQ(duplicates, kDuplicates);
+}
+
 TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   auto store = storage::make_memory_store();
   acquirer::StubAcquirer stub;
