@@ -1,6 +1,9 @@
 #include "idempay/protocol/crypto.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -25,14 +28,68 @@ EVP_MAC* hmac_mac() {
 }
 }  // namespace
 
+namespace {
+// HMAC contexts already keyed, a few per thread. EVP_MAC_init looks the digest up by name
+// and hashes the key's pads on every call; a copy of a keyed context does neither, which
+// halves the cost of a request fingerprint. Keys are the service's own secrets (fingerprint
+// key, webhook and callback secrets): few, and already in memory.
+class KeyedHmacs {
+public:
+  KeyedHmacs() = default;
+  KeyedHmacs(const KeyedHmacs&) = delete;
+  KeyedHmacs& operator=(const KeyedHmacs&) = delete;
+  ~KeyedHmacs() {
+    for (auto& [key, ctx] : keyed_) {
+      OPENSSL_cleanse(key.data(), key.size());
+      EVP_MAC_CTX_free(ctx);
+    }
+  }
+
+  // A fresh context for `key`, ready for updates; the caller frees it. Null on failure.
+  EVP_MAC_CTX* start(std::string_view key) {
+    for (auto& [known, ctx] : keyed_) {
+      if (known == key) {
+        return EVP_MAC_CTX_dup(ctx);
+      }
+    }
+    EVP_MAC_CTX* ctx = new_keyed(key);
+    if (ctx == nullptr) {
+      return nullptr;
+    }
+    if (keyed_.size() == kMaxKeys) {  // rotation: forget the oldest key
+      OPENSSL_cleanse(keyed_.front().first.data(), keyed_.front().first.size());
+      EVP_MAC_CTX_free(keyed_.front().second);
+      keyed_.erase(keyed_.begin());
+    }
+    keyed_.emplace_back(std::string(key), ctx);
+    return EVP_MAC_CTX_dup(ctx);
+  }
+
+private:
+  static constexpr size_t kMaxKeys = 8;
+
+  static EVP_MAC_CTX* new_keyed(std::string_view key) {
+    char digest_name[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest_name, 0), OSSL_PARAM_construct_end()};
+    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(hmac_mac());
+    if (ctx != nullptr &&
+        EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
+      EVP_MAC_CTX_free(ctx);
+      return nullptr;
+    }
+    return ctx;
+  }
+
+  std::vector<std::pair<std::string, EVP_MAC_CTX*>> keyed_;
+};
+}  // namespace
+
 Digest hmac_sha256(std::string_view key, std::string_view data) {
+  thread_local KeyedHmacs keyed;
   Digest out{};
   size_t len = 0;
-  char digest_name[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest_name, 0), OSSL_PARAM_construct_end()};
-  EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(hmac_mac());
+  EVP_MAC_CTX* ctx = keyed.start(key);
   bool ok = ctx != nullptr &&
-            EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) == 1 &&
             EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1 &&
             EVP_MAC_final(ctx, out.data(), &len, out.size()) == 1;
   EVP_MAC_CTX_free(ctx);

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+
 #include "idempay/protocol/crypto.hpp"
 
 namespace idempay::crypto {
@@ -8,6 +11,26 @@ namespace {
 TEST(CryptoTest, HmacSha256Rfc4231Case2) {
   EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+// Keyed contexts are cached per thread: repeated and interleaved keys, an empty key, a key
+// longer than a block (hashed first) and more keys than the cache holds must all still give
+// RFC 4231's answers.
+TEST(CryptoTest, HmacSha256KeysInterleavedAndRotated) {
+  const std::string long_key(131, '\xaa');
+  const char* long_expected = "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54";
+  const char* jefe_expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(to_hex(hmac_sha256(long_key, "Test Using Larger Than Block-Size Key - Hash Key First")), long_expected);
+    EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")), jefe_expected);
+    for (int i = 0; i < 10; ++i) {  // more keys than are kept
+      hmac_sha256("key-" + std::to_string(i), "data");
+    }
+  }
+  EXPECT_EQ(to_hex(hmac_sha256("", "")), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  std::string from_other_thread;
+  std::thread([&] { from_other_thread = to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")); }).join();
+  EXPECT_EQ(from_other_thread, jefe_expected);
 }
 
 TEST(CryptoTest, Sha256OfEmptyString) {
