@@ -5,24 +5,28 @@ namespace idempay {
 void append_json_string(std::string& out, std::string_view v) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (char c : v) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
+  // Characters that need no escape are copied in runs, not one by one.
+  size_t run = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    auto u = static_cast<unsigned char>(v[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') {
+      continue;
+    }
+    out.append(v.data() + run, i - run);
+    run = i + 1;
+    switch (u) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (u < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[u >> 4]);
-          out.push_back(kHex[u & 0xf]);
-        } else {
-          out.push_back(c);
-        }
+        out += "\\u00";
+        out.push_back(kHex[u >> 4]);
+        out.push_back(kHex[u & 0xf]);
     }
   }
+  out.append(v.data() + run, v.size() - run);
   out.push_back('"');
 }
 

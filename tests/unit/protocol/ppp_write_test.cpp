@@ -42,5 +42,23 @@ TEST(PppWriteTest, StringsAreEscaped) {
   EXPECT_TRUE(JsonValue::parse(write_error("x", std::string("\0\x1f", 2))).has_value());
 }
 
+TEST(PppWriteTest, EscapesAtEitherEndAndInRowsAndEveryAsciiByteRoundTrips) {
+  std::string out;
+  append_json_string(out, "");
+  append_json_string(out, "\"\r\tx\t\\");
+  append_json_string(out, "caf\xc3\xa9 \x7f");
+  EXPECT_EQ(out, std::string(R"("""\"\r\tx\t\\")") + "\"caf\xc3\xa9 \x7f\"");
+  std::string all;
+  for (int c = 0; c < 0x80; ++c) {
+    all.push_back(static_cast<char>(c));
+  }
+  std::string doc = "{\"v\":";
+  append_json_string(doc, all);
+  doc += "}";
+  auto parsed = JsonValue::parse(doc);
+  ASSERT_TRUE(parsed.has_value()) << doc;
+  EXPECT_EQ(parsed->string_or("v"), all);
+}
+
 }  // namespace
 }  // namespace idempay::ppp
