@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <random>
+#include <string>
+
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/ppp.hpp"
@@ -40,6 +44,47 @@ TEST(PppWriteTest, StringsAreEscaped) {
   EXPECT_EQ(out, R"("a\"b\\c\n\u0001")");
   EXPECT_EQ(write_error("x", "say \"hi\""), R"({"status":"error","code":"x","message":"say \"hi\""})");
   EXPECT_TRUE(JsonValue::parse(write_error("x", std::string("\0\x1f", 2))).has_value());
+}
+
+// The writer finds characters to escape eight at a time: compare it with the plain
+// byte-by-byte rule on random strings of every length around the word size, with special
+// characters at every position.
+TEST(PppWriteTest, EscapingMatchesTheByteByByteRule) {
+  auto reference = [](std::string_view v) {
+    std::string out = "\"";
+    for (unsigned char u : v) {
+      char buf[8];
+      if (u == '"' || u == '\\') {
+        out += '\\';
+        out += static_cast<char>(u);
+      } else if (u == '\n') {
+        out += "\\n";
+      } else if (u == '\r') {
+        out += "\\r";
+      } else if (u == '\t') {
+        out += "\\t";
+      } else if (u < 0x20) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      } else {
+        out += static_cast<char>(u);
+      }
+    }
+    return out + "\"";
+  };
+  std::mt19937 random(7);
+  const std::string specials = std::string("\"\\\n\r\t\x01\x1f\x20\x7f\x80\xff", 11) + std::string(1, '\0');
+  for (size_t length = 0; length < 40; ++length) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string s(length, 'a');
+      for (char& c : s) {
+        c = (random() % 4 == 0) ? specials[random() % specials.size()] : static_cast<char>('a' + random() % 26);
+      }
+      std::string out;
+      append_json_string(out, s);
+      ASSERT_EQ(out, reference(s));
+    }
+  }
 }
 
 TEST(PppWriteTest, EscapesAtEitherEndAndInRowsAndEveryAsciiByteRoundTrips) {
