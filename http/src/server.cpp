@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -57,10 +59,14 @@ void Responder::operator()(Response response) const {
 
 namespace {
 
+// Header names are ASCII tokens (RFC 9110): folding them needs no locale.
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
   return out;
 }
 
@@ -99,10 +105,12 @@ struct Server::Impl {
   // The merchant the request's credentials identify; empty when they are wrong. Header names
   // are matched case-insensitively (Beast fields do that); VTEX names are tried first.
   std::string authenticate(const bhttp::request<bhttp::string_body>& req) const {
-    for (const char* prefix : {"X-VTEX-API-", "X-PROVIDER-API-"}) {
-      auto key = req[std::string(prefix) + "AppKey"];
+    static constexpr std::pair<std::string_view, std::string_view> kCredentialHeaders[] = {
+        {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
+    for (const auto& [key_header, token_header] : kCredentialHeaders) {
+      auto key = req[key_header];
       if (!key.empty()) {
-        return options.credentials->authenticate(key, req[std::string(prefix) + "AppToken"]);
+        return options.credentials->authenticate(key, req[token_header]);
       }
     }
     return {};
