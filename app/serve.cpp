@@ -144,9 +144,6 @@ std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
   return acquirer::make_http_acquirer(config.acquirer, std::chrono::milliseconds(config.acquirer_timeout_ms));
 }
 
-}  // namespace
-
-namespace {
 // The default split: half the cores for HTTP I/O, half for the actors. Every extra thread
 // on a busy core adds hand-offs (futex wake-ups, context switches): on 2 cores one I/O thread
 // and one worker served ~10% more creates than two of each, and as many replays.

@@ -26,9 +26,7 @@ void write_fields(JsonWriter& w, const AuditEntry& e) {
   w.key("before").string(e.before).key("after").string(e.after).key("detail").string(e.detail);
   w.key("prev").string(e.prev);
 }
-}  // namespace
 
-namespace {
 // The hashed form: every field but the hash.
 std::string hashed_form(const AuditEntry& e) {
   JsonWriter w;

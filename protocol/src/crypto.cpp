@@ -26,9 +26,7 @@ EVP_MAC* hmac_mac() {
   static EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   return mac;
 }
-}  // namespace
 
-namespace {
 // HMAC contexts already keyed, a few per thread. EVP_MAC_init looks the digest up by name
 // and hashes the key's pads on every call; a copy of a keyed context does neither, which
 // halves the cost of a request fingerprint. Keys are the service's own secrets (fingerprint
@@ -39,9 +37,8 @@ public:
   KeyedHmacs(const KeyedHmacs&) = delete;
   KeyedHmacs& operator=(const KeyedHmacs&) = delete;
   ~KeyedHmacs() {
-    for (auto& [key, ctx] : keyed_) {
-      OPENSSL_cleanse(key.data(), key.size());
-      EVP_MAC_CTX_free(ctx);
+    for (auto& keyed : keyed_) {
+      forget(keyed);
     }
   }
 
@@ -57,8 +54,7 @@ public:
       return nullptr;
     }
     if (keyed_.size() == kMaxKeys) {  // rotation: forget the oldest key
-      OPENSSL_cleanse(keyed_.front().first.data(), keyed_.front().first.size());
-      EVP_MAC_CTX_free(keyed_.front().second);
+      forget(keyed_.front());
       keyed_.erase(keyed_.begin());
     }
     keyed_.emplace_back(std::string(key), ctx);
@@ -66,7 +62,13 @@ public:
   }
 
 private:
+  using Keyed = std::pair<std::string, EVP_MAC_CTX*>;
   static constexpr size_t kMaxKeys = 8;
+
+  static void forget(Keyed& keyed) {
+    OPENSSL_cleanse(keyed.first.data(), keyed.first.size());
+    EVP_MAC_CTX_free(keyed.second);
+  }
 
   static EVP_MAC_CTX* new_keyed(std::string_view key) {
     char digest_name[] = "SHA256";
@@ -80,7 +82,7 @@ private:
     return ctx;
   }
 
-  std::vector<std::pair<std::string, EVP_MAC_CTX*>> keyed_;
+  std::vector<Keyed> keyed_;
 };
 }  // namespace
 

@@ -11,6 +11,8 @@ namespace {
 constexpr uint64_t kEachByte = 0x0101010101010101ULL;
 constexpr uint64_t kHighBits = 0x8080808080808080ULL;
 
+bool needs_escape(unsigned char u) { return u < 0x20 || u == '"' || u == '\\'; }
+
 // Whether any of the 8 bytes of `w` is below 0x20, a quote or a backslash (the classic
 // "has less" and "has zero" bit tricks: exact for the question "any byte?").
 bool any_needs_escape(uint64_t w) {
@@ -58,7 +60,7 @@ void append_json_string(std::string& out, std::string_view v) {
     }
     for (size_t end = std::min(size, i + 8); i < end; ++i) {
       auto u = static_cast<unsigned char>(data[i]);
-      if (u >= 0x20 && u != '"' && u != '\\') {
+      if (!needs_escape(u)) {
         continue;
       }
       out.append(data + run, i - run);
