@@ -30,6 +30,11 @@ HttpCallbackTransport::HttpCallbackTransport(CallbackTransportOptions options)
     : options_(std::move(options)), client_(http::ClientOptions{options_.extra_ca_file}) {}
 
 void HttpCallbackTransport::send(actors::CallbackAttempt attempt, std::function<void(actors::CallbackResult)> done) {
+  if (auto allowed = http::check_destination(attempt.url, options_.destinations); !allowed) {
+    actors::CallbackResult refused;
+    refused.error = Error{ErrorCode::kForbidden, allowed.error().message};
+    return done(std::move(refused));
+  }
   int64_t now = unix_seconds();
   http::OutboundRequest r;
   r.method = "POST";
@@ -45,7 +50,7 @@ void HttpCallbackTransport::send(actors::CallbackAttempt attempt, std::function<
   r.connect_timeout = options_.connect_timeout;
   r.total_timeout = options_.total_timeout;
   r.max_response_bytes = 64 * 1024;
-  r.allow_private = options_.allow_private;
+  r.allow_private = options_.destinations.allow_private;
   client_.send(std::move(r), [done = std::move(done)](Result<http::ClientResponse> res) {
     actors::CallbackResult out;
     if (!res) {

@@ -12,14 +12,17 @@ struct CallbackTransportOptions {
   std::string app_key;      ///< sent as X-VTEX-API-AppKey (the connector's own credentials)
   std::string app_token;    ///< sent as X-VTEX-API-AppToken
   std::string signing_key;  ///< raw Standard Webhooks secret bytes
-  bool allow_private = false;
+  /// Checked again before every attempt: a stored URL whose host is no longer allowed is a
+  /// refused destination (dead letter), never contacted.
+  http::DestinationRules destinations;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds total_timeout{15'000};
   std::string extra_ca_file;
 };
 
 /// Posts callbacks over HTTP(S): the Create Payment answer as body, the connector's VTEX
-/// credentials, and Standard Webhooks headers signed afresh for every attempt.
+/// credentials, and Standard Webhooks headers signed afresh for every attempt. Credentials
+/// go only to URLs the destination rules allow.
 class HttpCallbackTransport final : public actors::CallbackTransport {
 public:
   explicit HttpCallbackTransport(CallbackTransportOptions options);

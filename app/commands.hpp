@@ -6,6 +6,10 @@
 
 namespace idempay::app {
 
+/// The gateway's own callback and Secure Proxy domain: callbackUrls are
+/// https://{account}.vtexpayments.com.br/api/pvt/payment-provider/... (notes/ppp.md §6.3).
+inline constexpr const char* kGatewayCallbackHosts = ".vtexpayments.com.br";
+
 /// Options of `idempay serve` (see docs/configuration.md); defaults work out of the box.
 struct ServeConfig {
   std::string listen = "127.0.0.1:8080";
@@ -17,6 +21,9 @@ struct ServeConfig {
   int64_t stub_pending_delay_ms = 2'000;
   std::string credentials;
   bool callback_allow_private = false;
+  /// Hosts callbacks (and the credentials they carry) may go to; see docs/security.md.
+  std::string callback_allowed_hosts = kGatewayCallbackHosts;
+  std::string secure_proxy_allowed_hosts = kGatewayCallbackHosts;
   int64_t idle_timeout_ms = 5'000;
   int io_threads = 0;  ///< 0: half the cores, at least one
   int workers = 0;     ///< 0: half the cores, at least one

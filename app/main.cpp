@@ -40,6 +40,12 @@ int main(int argc, char** argv) {
   s->add_flag("--callback-allow-private", serve.callback_allow_private,
               "allow callbacks to private addresses (local testing only)")
       ->envname("IDEMPAY_CALLBACK_ALLOW_PRIVATE");
+  s->add_option("--callback-allowed-hosts", serve.callback_allowed_hosts,
+                "comma-separated hosts callbacks may go to ('.domain' = its subdomains)")
+      ->envname("IDEMPAY_CALLBACK_ALLOWED_HOSTS")->capture_default_str();
+  s->add_option("--secure-proxy-allowed-hosts", serve.secure_proxy_allowed_hosts,
+                "comma-separated hosts a Create Payment's secureProxyUrl may name")
+      ->envname("IDEMPAY_SECURE_PROXY_ALLOWED_HOSTS")->capture_default_str();
   s->add_option("--idle-timeout-ms", serve.idle_timeout_ms, "passivate a payment actor after this idle time")
       ->envname("IDEMPAY_IDLE_TIMEOUT_MS")->capture_default_str();
   s->add_option("--io-threads", serve.io_threads, "HTTP I/O threads (0 = half the cores)")->envname("IDEMPAY_IO_THREADS")

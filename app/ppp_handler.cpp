@@ -65,11 +65,9 @@ const std::vector<std::string>& PppHandler::payment_methods() {
   return kMethods;
 }
 
-PppHandler::PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys,
-                       acquirer::StubAcquirer* stub)
+PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
     : service_(service),
-      webhook_keys_(std::move(webhook_keys)),
-      stub_(stub),
+      options_(std::move(options)),
       manifest_(build_manifest()),
       payment_methods_(build_payment_methods()) {}
 
@@ -95,7 +93,7 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
     }
     return submit_terminal(id, request, respond);
   }
-  if (path == "/stub/trigger" && stub_ != nullptr) {
+  if (path == "/stub/trigger" && options_.stub != nullptr) {
     return is_post ? stub_trigger(request, respond) : respond(method_not_allowed("POST"));
   }
   if (path == "/webhooks/acquirer") {
@@ -141,6 +139,15 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
   if (!parsed) {
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
   }
+  // URLs idempay will call later are checked now, so that nothing unsafe is ever stored.
+  if (auto url = http::check_destination(parsed->callback_url, options_.callback_urls); !url) {
+    return respond(ppp_error(400, "invalid-request", "callbackUrl: " + url.error().message));
+  }
+  if (!parsed->secure_proxy_url.empty()) {
+    if (auto url = http::check_destination(parsed->secure_proxy_url, options_.secure_proxy_urls); !url) {
+      return respond(ppp_error(400, "invalid-request", "secureProxyUrl: " + url.error().message));
+    }
+  }
   const auto& methods = payment_methods();
   if (std::find(methods.begin(), methods.end(), parsed->payment_method) == methods.end()) {
     return respond(ppp_error(400, "unsupported-payment-method",
@@ -167,7 +174,7 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::system_clock::now().time_since_epoch()).count();
   std::string_view id = request.header("webhook-id");
-  auto verified = webhooks::verify(webhook_keys_, id, request.header("webhook-timestamp"),
+  auto verified = webhooks::verify(options_.webhook_keys, id, request.header("webhook-timestamp"),
                                    request.header("webhook-signature"), request.body, now);
   if (!verified || !ppp::is_valid_identifier(id)) {
     return respond(problem(401, "Unauthorized", "webhook signature missing or invalid"));
@@ -221,7 +228,7 @@ void PppHandler::stub_trigger(http::Request& request, const http::Responder& res
   auto o = outcome == "approve" ? acquirer::TriggerOutcome::kApprove
            : outcome == "deny"  ? acquirer::TriggerOutcome::kDeny
                                 : acquirer::TriggerOutcome::kExpire;
-  bool done = stub_->trigger(id, o);
+  bool done = options_.stub->trigger(id, o);
   respond(done ? http::Response(200, R"({"triggered":true})")
                : problem(409, "Conflict", "unknown payment or no longer pending"));
 }

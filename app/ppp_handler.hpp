@@ -5,6 +5,7 @@
 
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/server.hpp"
+#include "idempay/http/url.hpp"
 
 namespace idempay::app {
 
@@ -13,12 +14,19 @@ namespace idempay::app {
 /// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
 /// POST /webhooks/acquirer. Parses and validates with protocol/, hands the payment to the
 /// PaymentService, answers through the responder.
+struct PppHandlerOptions {
+  /// Raw secrets accepted on POST /webhooks/acquirer (several during rotation).
+  std::vector<std::string> webhook_keys;
+  /// The in-process acquirer stub, if that is the acquirer; enables POST /stub/trigger.
+  acquirer::StubAcquirer* stub = nullptr;
+  /// What a Create Payment's callbackUrl and secureProxyUrl must satisfy to be accepted.
+  http::DestinationRules callback_urls;
+  http::DestinationRules secure_proxy_urls;
+};
+
 class PppHandler final : public http::Handler {
 public:
-  /// `webhook_keys`: raw secrets accepted on POST /webhooks/acquirer (several during rotation).
-  /// `stub`: the in-process acquirer stub, if that is the acquirer; enables POST /stub/trigger.
-  PppHandler(actors::PaymentService& service, std::vector<std::string> webhook_keys,
-             acquirer::StubAcquirer* stub = nullptr);
+  PppHandler(actors::PaymentService& service, PppHandlerOptions options);
   void handle(http::Request request, http::Responder respond) override;
 
   /// Card brands the manifest declares and Create Payment accepts.
@@ -34,8 +42,7 @@ private:
   void stub_trigger(http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
-  std::vector<std::string> webhook_keys_;
-  acquirer::StubAcquirer* stub_;
+  PppHandlerOptions options_;
   std::string manifest_;
   std::string payment_methods_;
 };

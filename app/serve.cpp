@@ -196,11 +196,19 @@ int run_serve(const ServeConfig& config) {
   if (config.callback_app_key.empty() || config.callback_app_token.empty()) {
     spdlog::warn("no --callback-app-key/--callback-app-token: callbacks carry empty VTEX credentials");
   }
+  auto callback_hosts = http::HostAllowlist::parse(config.callback_allowed_hosts);
+  auto proxy_hosts = http::HostAllowlist::parse(config.secure_proxy_allowed_hosts);
+  if (!callback_hosts || !proxy_hosts) {
+    spdlog::error("--callback-allowed-hosts / --secure-proxy-allowed-hosts: {}",
+                  (callback_hosts ? proxy_hosts.error() : callback_hosts.error()).message);
+    return 2;
+  }
+  http::DestinationRules callback_rules{*callback_hosts, config.callback_allow_private};
   CallbackTransportOptions transport_options;
   transport_options.app_key = config.callback_app_key;
   transport_options.app_token = config.callback_app_token;
   transport_options.signing_key = *signing_key;
-  transport_options.allow_private = config.callback_allow_private;
+  transport_options.destinations = callback_rules;
   transport_options.total_timeout = std::chrono::milliseconds(config.callback_timeout_ms);
   transport_options.extra_ca_file = config.callback_ca_file;
   auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
@@ -214,7 +222,12 @@ int run_serve(const ServeConfig& config) {
   service_options.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
   service_options.reconcile_attempts = config.reconcile_attempts;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
-  PppHandler handler(*service, std::move(*webhook_keys), stub);
+  PppHandlerOptions handler_options;
+  handler_options.webhook_keys = std::move(*webhook_keys);
+  handler_options.stub = stub;
+  handler_options.callback_urls = callback_rules;
+  handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
+  PppHandler handler(*service, std::move(handler_options));
   server_options.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = *credentials;

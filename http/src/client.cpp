@@ -25,61 +25,6 @@ namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-// -- Url --------------------------------------------------------------------------------------
-
-Result<Url> Url::parse(std::string_view url) {
-  Url out;
-  if (url.rfind("https://", 0) == 0) {
-    out.tls = true;
-    out.port = "443";
-    url.remove_prefix(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    url.remove_prefix(7);
-  } else {
-    return make_error(ErrorCode::kInvalidArgument, "URL must start with http:// or https://");
-  }
-  auto end = url.find_first_of("/?#");
-  std::string_view authority = url.substr(0, end);
-  std::string_view rest = end == std::string_view::npos ? std::string_view() : url.substr(end);
-  if (authority.find('@') != std::string_view::npos) {
-    return make_error(ErrorCode::kInvalidArgument, "URLs with user information are refused");
-  }
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return make_error(ErrorCode::kInvalidArgument, "bad IPv6 literal in URL");
-    }
-    out.host = std::string(authority.substr(1, close - 1));
-    authority.remove_prefix(close + 1);
-    if (!authority.empty()) {
-      if (authority.front() != ':') {
-        return make_error(ErrorCode::kInvalidArgument, "bad URL authority");
-      }
-      out.port = std::string(authority.substr(1));
-    }
-  } else {
-    auto colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      out.port = std::string(authority.substr(colon + 1));
-    }
-  }
-  if (out.host.empty() || out.port.empty() ||
-      !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return make_error(ErrorCode::kInvalidArgument, "URL needs a host and a numeric port");
-  }
-  auto fragment = rest.find('#');
-  rest = rest.substr(0, fragment);
-  out.target = rest.empty() ? "/" : (rest.front() == '?' ? "/" + std::string(rest) : std::string(rest));
-  return out;
-}
-
-std::string Url::host_header() const {
-  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  bool default_port = (tls && port == "443") || (!tls && port == "80");
-  return default_port ? h : h + ":" + port;
-}
-
 std::string_view ClientResponse::header(std::string_view lower_name) const {
   for (const auto& h : headers) {
     if (h.name == lower_name) {
@@ -330,10 +275,38 @@ Client::~Client() {
   impl_->thread.join();
 }
 
+namespace {
+// RFC 9110 token characters: what a method or a header name may hold.
+bool is_token(std::string_view s) {
+  static constexpr std::string_view kSpecials = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           kSpecials.find(c) != std::string_view::npos;
+  });
+}
+
+// The last line of defence against request splitting: whatever the caller built, nothing
+// reaches the wire that could end the request line or a header early.
+Status check_request(const OutboundRequest& request, const Url& url) {
+  if (!is_token(request.method) || !is_safe_target(url.target)) {
+    return make_error(ErrorCode::kInvalidArgument, "refused to send a malformed request line");
+  }
+  for (const auto& h : request.headers) {
+    if (!is_token(h.name) || !is_safe_header_value(h.value)) {
+      return make_error(ErrorCode::kInvalidArgument, "refused to send a malformed header: " + h.name);
+    }
+  }
+  return {};
+}
+}  // namespace
+
 void Client::send(OutboundRequest request, ClientCallback done) {
   auto url = Url::parse(request.url);
   if (!url) {
     return done(tl::unexpected(url.error()));
+  }
+  if (auto checked = check_request(request, *url); !checked) {
+    return done(tl::unexpected(checked.error()));
   }
   net::post(impl_->ioc, [this, request = std::move(request), url = std::move(*url), done = std::move(done)]() mutable {
     auto& ioc = impl_->ioc;

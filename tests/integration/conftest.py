@@ -19,6 +19,7 @@ TEST_CARDS = ["4444333322221111", "4444333322221112", "4222222222222224", "42222
 APP_KEY, APP_TOKEN = "merchant-key", "merchant-token-0123456789"
 AUTH = {"X-VTEX-API-AppKey": APP_KEY, "X-VTEX-API-AppToken": APP_TOKEN,
         "Content-Type": "application/json"}
+TEST_CALLBACK_HOSTS = "gateway.example,127.0.0.1,localhost"
 LISTEN_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 
 
@@ -119,6 +120,8 @@ class Connector:
         self.start()
 
     def start(self, env=None):
+        # Callbacks may go to the tests' own hosts; a test's --callback-allowed-hosts overrides.
+        env = dict({"IDEMPAY_CALLBACK_ALLOWED_HOSTS": TEST_CALLBACK_HOSTS}, **(env or {}))
         self.process = Process(self.args, self.dir / "connector.log", env)  # appends on restart
         self.port = self.process.port
 

@@ -105,17 +105,21 @@ def test_pending_callbacks_survive_sigkill(connector_factory, receiver):
 def test_ssrf_guard_refuses_private_destinations(connector_factory, receiver):
     r = receiver()
     args = [a for a in CALLBACK_ARGS if a != "--callback-allow-private"]
-    c = connector_factory(extra_args=args)
-    targets = {"ssrf-loop": f"http://127.0.0.1:{r.port}/cb", "ssrf-ten": "http://10.1.2.3/cb",
-               "ssrf-meta": "http://169.254.169.254/latest/meta-data", "ssrf-v6": f"http://[::1]:{r.port}/cb",
-               "ssrf-name": f"http://localhost:{r.port}/cb"}
-    for pid, url in targets.items():
-        assert c.post("/payments", create_body(pid, card="4222222222222224", callbackUrl=url))[0] == 200
+    c = connector_factory(extra_args=args + ["--callback-allowed-hosts",
+                                             "127.0.0.1,10.1.2.3,169.254.169.254,::1,localhost"])
+    # IP literals that are not public are refused at Create Payment, even when allowed...
+    literals = {"ssrf-loop": f"https://127.0.0.1:{r.port}/cb", "ssrf-ten": "https://10.1.2.3/cb",
+                "ssrf-meta": "https://169.254.169.254/latest/meta-data", "ssrf-v6": f"https://[::1]:{r.port}/cb"}
+    for pid, url in literals.items():
+        assert c.post("/payments", create_body(pid, card="4222222222222224", callbackUrl=url))[0] == 400, pid
+    # ...and an allowed name that resolves to one is refused on connect: a dead letter.
+    url = f"https://localhost:{r.port}/cb"
+    assert c.post("/payments", create_body("ssrf-name", card="4222222222222224", callbackUrl=url))[0] == 200
     time.sleep(2.5)
     assert r.requests == [], "a private destination was contacted"
     c.process.terminate()
     dead = {d["paymentId"] for d in deliveries(c) if d["state"] == "dead"}
-    assert dead == set(targets)
+    assert dead == {"ssrf-name"}
 
 
 def test_out_of_process_stub_reports_through_signed_webhooks(webhook_stub_pair, receiver):

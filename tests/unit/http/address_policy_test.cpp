@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include "idempay/http/address_policy.hpp"
-#include "idempay/http/client.hpp"
 
 namespace idempay::http {
 namespace {
@@ -22,23 +21,6 @@ TEST(AddressPolicyTest, AcceptsPublicAddresses) {
                         "::ffff:8.8.8.8", "2a00:1450:4001::1"}) {
     EXPECT_TRUE(is_public_address(a)) << a;
   }
-}
-
-TEST(UrlTest, KeepsPathAndQueryExactly) {
-  auto u = Url::parse("https://gw.example:8443/a/b?x=1&X-VTEX-signature=abc").value();
-  EXPECT_TRUE(u.tls);
-  EXPECT_EQ(u.host, "gw.example");
-  EXPECT_EQ(u.port, "8443");
-  EXPECT_EQ(u.target, "/a/b?x=1&X-VTEX-signature=abc");
-  EXPECT_EQ(u.host_header(), "gw.example:8443");
-  auto v6 = Url::parse("http://[::1]:8080?q=1").value();
-  EXPECT_EQ(v6.host, "::1");
-  EXPECT_EQ(v6.target, "/?q=1");
-  EXPECT_EQ(v6.host_header(), "[::1]:8080");
-  EXPECT_EQ(Url::parse("http://h").value().host_header(), "h");
-  EXPECT_FALSE(Url::parse("ftp://h/x"));
-  EXPECT_FALSE(Url::parse("http://user:pw@h/x"));
-  EXPECT_FALSE(Url::parse("http://h:port/x"));
 }
 
 }  // namespace

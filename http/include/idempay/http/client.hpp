@@ -7,20 +7,10 @@
 #include <string>
 
 #include "idempay/http/server.hpp"
+#include "idempay/http/url.hpp"
 #include "idempay/protocol/error.hpp"
 
 namespace idempay::http {
-
-/// `http[s]://host[:port]/path?query` split into parts.
-struct Url {
-  bool tls = false;
-  std::string host;  ///< without brackets for IPv6 literals
-  std::string port = "80";
-  std::string target = "/";  ///< path and query exactly as given; "/" if empty
-  static Result<Url> parse(std::string_view url);
-  /// The Host header value: host, plus the port when it is not the scheme's default.
-  std::string host_header() const;
-};
 
 struct ClientResponse {
   unsigned status = 0;
