@@ -28,6 +28,9 @@ struct ServeConfig {
   int io_threads = 0;  ///< 0: half the cores, at least one
   int workers = 0;     ///< 0: half the cores, at least one
   int64_t drain_timeout_ms = 10'000;
+  int64_t max_connections = 0;  ///< 0: half the descriptor limit, at most 10,000
+  int64_t max_connections_per_source = 512;
+  int64_t header_timeout_ms = 20'000;
   std::vector<std::string> acquirer_webhook_secrets;  ///< whsec_...; several during rotation
   std::string callback_app_key;
   std::string callback_app_token;

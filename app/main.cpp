@@ -1,4 +1,6 @@
 // idempay: the payment connector (`serve`), its acquirer stub (`acquirer-stub`).
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
@@ -8,6 +10,9 @@ int main(int argc, char** argv) {
   // Before any thread exists, so that every thread inherits the mask and only the main
   // thread's sigwait sees SIGINT/SIGTERM.
   block_termination_signals();
+  // Everything the process creates (data directory, store files, secrets, logs it opens) is
+  // readable by its own user only.
+  ::umask(077);
 
   CLI::App app{"idempay: exactly-once payment connector for the VTEX Payment Provider Protocol"};
   app.require_subcommand(1);
@@ -52,6 +57,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   s->add_option("--workers", serve.workers, "actor worker threads (0 = half the cores)")
       ->envname("IDEMPAY_WORKERS")->capture_default_str();
+  s->add_option("--max-connections", serve.max_connections,
+                "open connections at most (0 = half the descriptor limit, at most 10000)")
+      ->envname("IDEMPAY_MAX_CONNECTIONS")->capture_default_str();
+  s->add_option("--max-connections-per-source", serve.max_connections_per_source,
+                "open connections from one IP address at most")
+      ->envname("IDEMPAY_MAX_CONNECTIONS_PER_SOURCE")->capture_default_str();
+  s->add_option("--header-timeout-ms", serve.header_timeout_ms,
+                "time to receive a request's headers, idle keep-alive wait included")
+      ->envname("IDEMPAY_HEADER_TIMEOUT_MS")->capture_default_str();
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
 

@@ -75,7 +75,7 @@ namespace {
 
 void write_report_json(const actors::PaymentReport& r) {
   JsonWriter w;
-  w.begin_object().key("paymentId").string(r.payment_id).key("state").string(r.state);
+  w.begin_object().key("paymentId").string(r.payment_id).key("owner").string(r.owner).key("state").string(r.state);
   w.key("paymentMethod").string(r.payment_method).key("currency").string(r.currency);
   w.key("authorized").raw_number(format_amount(r.authorized)).key("settled").raw_number(format_amount(r.settled));
   w.key("refunded").raw_number(format_amount(r.refunded));
@@ -98,14 +98,16 @@ void write_report_json(const actors::PaymentReport& r) {
   for (const auto& a : r.audit) {
     w.begin_object().key("seq").number(static_cast<int64_t>(a.seq)).key("time").number(a.time);
     w.key("kind").string(a.kind).key("ref").string(a.ref).key("before").string(a.before);
-    w.key("after").string(a.after).key("detail").string(a.detail).key("hash").string(a.hash).end_object();
+    w.key("after").string(a.after).key("detail").string(a.detail).key("merchant").string(a.merchant);
+    w.key("hash").string(a.hash).end_object();
   }
   w.end_array().end_object();
   std::cout << w.str() << "\n";
 }
 
 void write_report_text(const actors::PaymentReport& r) {
-  std::cout << "payment " << r.payment_id << ": " << r.state << " (" << r.payment_method << ", " << r.currency << ")\n"
+  std::cout << "payment " << r.payment_id << ": " << r.state << " (" << r.payment_method << ", " << r.currency
+            << ", merchant " << (r.owner.empty() ? "(stored before owners)" : r.owner) << ")\n"
             << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
             << ", refunded " << format_amount(r.refunded) << "\n"
             << "  tid " << r.tid << ", nsu " << r.nsu << ", authorizationId " << r.authorization_id << "\n"
@@ -124,6 +126,9 @@ void write_report_text(const actors::PaymentReport& r) {
   std::cout << "audit trail:\n";
   for (const auto& a : r.audit) {
     std::cout << "  #" << a.seq << "  " << a.kind << "  " << a.ref;
+    if (!a.merchant.empty()) {
+      std::cout << "  by " << a.merchant;
+    }
     if (!a.before.empty() || !a.after.empty()) {
       std::cout << "  " << (a.before.empty() ? "-" : a.before) << " -> " << a.after;
     }

@@ -51,6 +51,19 @@ std::string build_payment_methods() {
   return std::move(w).take();
 }
 
+// The value of `name` in a query string, as sent (the connector's own tokens need no decoding).
+std::string_view query_parameter(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name && pair[name.size()] == '=') {
+      return pair.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
 actors::ReplyFn to_responder(const http::Responder& respond) {
   return [respond](actors::Reply reply) { respond(http::Response(reply.status, std::move(reply.body))); };
 }
@@ -153,7 +166,7 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
     return respond(ppp_error(400, "unsupported-payment-method",
                              "paymentMethod is not one this connector declares in its manifest"));
   }
-  service_.create_payment(std::move(*parsed), to_responder(respond));
+  service_.create_payment(std::move(*parsed), std::move(request.principal), to_responder(respond));
 }
 
 void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,
@@ -162,7 +175,7 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
   if (!parsed) {
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
   }
-  service_.operate(std::move(*parsed), to_responder(respond));
+  service_.operate(std::move(*parsed), std::move(request.principal), to_responder(respond));
 }
 
 // Acquirer webhooks: the signature is checked over the raw bytes before anything is parsed.
@@ -205,15 +218,16 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
 }
 
 // POS: the terminal app posts the serial number it scanned. Public (the app has no merchant
-// credentials); it only records which terminal takes the card — the charge starts on the
-// next Create Payment.
+// credentials), so the submitUrl handed out carries the payment's own token; it only records
+// which terminal takes the card — the charge starts on the next Create Payment.
 void PppHandler::submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond) {
   auto doc = JsonValue::parse(request.body);
   std::string serial = doc ? doc->string_or("serialNumber") : "";
   if (!ppp::is_valid_identifier(payment_id) || !ppp::is_valid_identifier(serial)) {
     return respond(ppp_error(400, "invalid-request", "serialNumber is required: 1-128 of [A-Za-z0-9._:-]"));
   }
-  service_.submit_terminal(std::string(payment_id), std::move(serial), to_responder(respond));
+  service_.submit_terminal(std::string(payment_id), query_parameter(request.query, "token"), std::move(serial),
+                           to_responder(respond));
 }
 
 // Only with the in-process stub (development and tests): resolve a pending payment now; the
@@ -238,7 +252,7 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
   auto doc = JsonValue::parse(request.body);
   std::string request_id = doc ? doc->string_or("requestId") : "";
   std::string id(payment_id);
-  service_.refresh(id, [respond, id, request_id](actors::Reply reply) {
+  service_.refresh(id, std::move(request.principal), [respond, id, request_id](actors::Reply reply) {
     JsonWriter w;
     w.begin_object().key("requestId").string(request_id).key("paymentId").string(id);
     w.key("responseData").begin_object().key("statusCode").number(reply.status);

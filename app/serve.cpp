@@ -5,6 +5,7 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "commands.hpp"
@@ -15,26 +16,42 @@
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/webhooks.hpp"
 #include "idempay/storage/store.hpp"
+#include "merchants.hpp"
 #include "ppp_handler.hpp"
+#include "private_files.hpp"
 
 namespace idempay::app {
 
-void block_termination_signals() {
+namespace {
+sigset_t service_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+// SIGINT, SIGTERM or SIGHUP, whichever arrives first.
+int wait_for_service_signal() {
+  sigset_t set = service_signals();
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+}  // namespace
+
+void block_termination_signals() {
+  sigset_t set = service_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 int wait_for_termination_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
+  for (;;) {
+    if (int sig = wait_for_service_signal(); sig != SIGHUP) {
+      return sig;
+    }
+  }
 }
 
 bool split_host_port(const std::string& listen, std::string& host, uint16_t& port) {
@@ -71,27 +88,36 @@ void configure_logging(const std::string& format, const std::string& level) {
 
 namespace {
 
-// Without --credentials, a random merchant pair is generated once and kept (mode 0600) in
-// the data directory, so that a fresh install is usable but never open to everyone.
-Result<std::shared_ptr<const http::Credentials>> load_credentials(const ServeConfig& config) {
-  std::string path = config.credentials;
-  if (path.empty()) {
-    path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
-    if (!std::filesystem::exists(path)) {
-      std::filesystem::create_directories(config.data_dir);
-      std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
-      std::ofstream out(path);
-      out << R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" << token << "\"}]}\n";
-      out.close();
-      ::chmod(path.c_str(), 0600);
+// The merchants file. Without --credentials, a random merchant pair is generated once and
+// kept (mode 0600) in the data directory, so that a fresh install is usable but never open to
+// everyone.
+Result<std::string> merchants_path(const ServeConfig& config) {
+  if (!config.credentials.empty()) {
+    return config.credentials;
+  }
+  std::string path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
+  if (!std::filesystem::exists(path)) {
+    std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
+    auto written = write_private_file(
+        path, R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" + token + "\"}]}\n");
+    if (!written) {
+      return tl::unexpected(written.error());
     }
-    spdlog::warn("no --credentials given; using the generated development pair in {}", path);
   }
-  auto loaded = http::Credentials::load_file(path);
-  if (!loaded) {
-    return tl::unexpected(loaded.error());
+  spdlog::warn("no --credentials given; using the generated development pair in {}", path);
+  return path;
+}
+
+// SIGHUP: the merchants file is read again; if it is valid, new credentials apply to the next
+// request; if not, the old ones stay and the error is logged.
+void reload_merchants(const std::string& path, http::Server& server) {
+  auto reloaded = load_merchant_file(path);
+  if (!reloaded) {
+    spdlog::error("SIGHUP: {} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
+    return;
   }
-  return std::make_shared<const http::Credentials>(std::move(*loaded));
+  server.set_credentials(reloaded->credentials);
+  spdlog::info("SIGHUP: {} reloaded ({} merchants)", path, reloaded->credentials->size());
 }
 
 Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
@@ -108,18 +134,9 @@ Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
 }
 
 // A secret kept in a 0600 file in the data directory, created on first use.
-std::string dev_secret(const ServeConfig& config, const char* file) {
-  auto path = std::filesystem::path(config.data_dir) / file;
-  std::ifstream in(path);
-  std::string secret;
-  if (in >> secret) {
-    return secret;
-  }
-  std::filesystem::create_directories(config.data_dir);
-  secret = webhooks::generate_secret();
-  std::ofstream(path) << secret << "\n";
-  ::chmod(path.c_str(), 0600);
-  return secret;
+Result<std::string> dev_secret(const ServeConfig& config, const char* file) {
+  return read_or_create_secret((std::filesystem::path(config.data_dir) / file).string(),
+                               [] { return webhooks::generate_secret(); });
 }
 
 Result<std::vector<std::string>> decode_secrets(const std::vector<std::string>& secrets) {
@@ -148,17 +165,33 @@ std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
 // on a busy core adds hand-offs (futex wake-ups, context switches): on 2 cores one I/O thread
 // and one worker served ~10% more creates than two of each, and as many replays.
 int half_the_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2)); }
+
+// Every descriptor the hard limit allows: connections, store files and outbound calls share
+// them, and the soft limit (often 1024) is far below what a busy connector needs.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
 }  // namespace
 
 int run_serve(const ServeConfig& config) {
+  raise_descriptor_limit();
   http::ServerOptions server_options;
   if (!split_host_port(config.listen, server_options.host, server_options.port)) {
     spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
     return 2;
   }
-  auto credentials = load_credentials(config);
-  if (!credentials) {
-    spdlog::error("{}", credentials.error().message);
+  if (auto dir = ensure_private_directory(config.data_dir); !dir) {
+    spdlog::error("{}", dir.error().message);
+    return 1;
+  }
+  auto path = merchants_path(config);
+  auto merchants = path ? load_merchant_file(*path) : tl::unexpected(path.error());
+  if (!merchants) {
+    spdlog::error("{}", merchants.error().message);
     return 2;
   }
   auto store = open_store(config);
@@ -184,7 +217,12 @@ int run_serve(const ServeConfig& config) {
   }
   std::string signing_secret = config.callback_signing_secret;
   if (signing_secret.empty()) {
-    signing_secret = dev_secret(config, "dev-callback-secret");
+    auto generated = dev_secret(config, "dev-callback-secret");
+    if (!generated) {
+      spdlog::error("{}", generated.error().message);
+      return 1;
+    }
+    signing_secret = std::move(*generated);
     spdlog::warn("no --callback-signing-secret given; callbacks are signed with the secret in {}/dev-callback-secret",
                  config.data_dir);
   }
@@ -221,6 +259,7 @@ int run_serve(const ServeConfig& config) {
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
   service_options.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
   service_options.reconcile_attempts = config.reconcile_attempts;
+  service_options.legacy_owner = merchants->first_merchant;
   auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
@@ -229,8 +268,11 @@ int run_serve(const ServeConfig& config) {
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
   PppHandler handler(*service, std::move(handler_options));
   server_options.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
+  server_options.max_connections = static_cast<size_t>(std::max<int64_t>(0, config.max_connections));
+  server_options.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config.max_connections_per_source));
+  server_options.header_timeout = std::chrono::milliseconds(config.header_timeout_ms);
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
-  server_options.credentials = *credentials;
+  server_options.credentials = merchants->credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();  // answers 503 until the service has started
   if (!port) {
@@ -254,7 +296,10 @@ int run_serve(const ServeConfig& config) {
   spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
                config.acquirer, config.data_dir);
 
-  int sig = wait_for_termination_signal();
+  int sig = 0;
+  while ((sig = wait_for_service_signal()) == SIGHUP) {
+    reload_merchants(*path, *server);
+  }
   spdlog::info("signal {} received: draining", sig);
   size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));
   if (left > 0) {

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     in_flight.acquire();
-    service.create_payment(std::move(*request), [&](actors::Reply reply) {
+    service.create_payment(std::move(*request), "shop", [&](actors::Reply reply) {
       if (reply.status != 200) {
         ++failed;
       }

@@ -24,6 +24,9 @@ void write_fields(JsonWriter& w, const AuditEntry& e) {
   w.key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time);
   w.key("kind").string(e.kind).key("ref").string(e.ref).key("fingerprint").string(e.fingerprint);
   w.key("before").string(e.before).key("after").string(e.after).key("detail").string(e.detail);
+  if (!e.merchant.empty()) {  // absent from entries written before merchants were named: they still verify
+    w.key("merchant").string(e.merchant);
+  }
   w.key("prev").string(e.prev);
 }
 
@@ -68,6 +71,7 @@ Result<AuditEntry> decode_audit(std::string_view json) {
   e.before = doc->string_or("before");
   e.after = doc->string_or("after");
   e.detail = doc->string_or("detail");
+  e.merchant = doc->string_or("merchant");
   e.prev = doc->string_or("prev");
   e.hash = doc->string_or("hash");
   return e;

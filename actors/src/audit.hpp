@@ -19,6 +19,7 @@ struct AuditEntry {
   std::string before;  ///< payment state before, empty if unchanged
   std::string after;   ///< payment state after, empty if unchanged
   std::string detail;
+  std::string merchant;  ///< the merchant that acted; empty for the acquirer or the connector itself
   std::string prev;  ///< hash of the previous entry of the same payment ("" for the first)
   std::string hash;  ///< SHA-256 over this entry's other fields, prev included
 };

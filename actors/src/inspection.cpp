@@ -24,10 +24,10 @@ Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>
   if (!all) {
     return tl::unexpected(all.error());
   }
-  for (const auto& [request_id, v] : *all) {
+  for (const auto& [key, v] : *all) {
     auto op = decode_operation(v.value);
     if (op) {
-      out[op->payment_id].emplace_back(request_id, std::move(*op));
+      out[op->payment_id].emplace_back(std::string(request_id_of(key)), std::move(*op));
     }
   }
   return out;
@@ -153,6 +153,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   PaymentReport out;
   out.payment_id = payment_id;
   out.state = std::string(to_string(r->state));
+  out.owner = r->owner;
   out.payment_method = r->payment_method;
   out.currency = r->currency;
   out.authorized = r->amounts.authorized;
@@ -191,7 +192,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
     return tl::unexpected(entries.error());
   }
   for (const auto& e : *entries) {
-    out.audit.push_back({e.seq, e.time, e.kind, e.ref, e.before, e.after, e.detail, e.hash});
+    out.audit.push_back({e.seq, e.time, e.kind, e.ref, e.before, e.after, e.detail, e.hash, e.merchant});
   }
   return out;
 }

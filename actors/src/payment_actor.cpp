@@ -158,6 +158,8 @@ void PaymentActor::finish() {
   create_waiters_.clear();
   op_waiters_.clear();
   inflight_request_id_.clear();
+  inflight_merchant_.clear();
+  inflight_op_key_.clear();
   while (!busy_ && !deferred_.empty()) {
     auto next = std::move(deferred_.front());
     deferred_.pop_front();

@@ -41,6 +41,12 @@ inline Reply error_reply(const Error& e) {
   }
 }
 
+/// `e`, attributed to the merchant that acted.
+inline AuditEntry by(std::string merchant, AuditEntry e) {
+  e.merchant = std::move(merchant);
+  return e;
+}
+
 class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
 public:
   PaymentActor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id)
@@ -72,9 +78,13 @@ private:
   static AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {},
                           std::string_view before = {}, std::string_view after = {}, std::string detail = {});
 
-  // Adds an entry to a batch the caller commits next. Buffered entries are committed first,
-  // so that the chain reaches the store in order and its head never moves back.
+  // Adds an entry to a batch the caller commits next, attributed to the merchant whose
+  // mutation is in flight unless it names one. Buffered entries are committed first, so that
+  // the chain reaches the store in order and its head never moves back.
   void audit(storage::Batch& batch, AuditEntry e) {
+    if (e.merchant.empty()) {
+      e.merchant = inflight_merchant_;
+    }
     flush_audit();
     audit_.append(id_, std::move(e), batch);
   }
@@ -95,6 +105,24 @@ private:
   // A commit failed: answer with a retryable error and forget the cached record, which may
   // no longer match the store.
   void abandon(std::vector<ReplySink>& sinks, const Error& e);
+
+  // -- ownership -----------------------------------------------------------------------------
+
+  // The payment belongs to `merchant`; payments stored before owners were recorded belong to
+  // the legacy owner (the first merchant of the credentials file).
+  bool owned_by(const std::string& merchant) const {
+    return (record_->owner.empty() ? ctx_.legacy_owner : record_->owner) == merchant;
+  }
+
+  // What another merchant hears about a payment: exactly what a payment that does not exist
+  // answers, byte for byte.
+  Reply unknown_payment() const { return error_reply(404, "not-found", "unknown payment " + id_); }
+
+  // A Create Payment whose paymentId is taken, by another payment of the caller's or by
+  // another merchant's: one answer for both, so it tells nothing about the other payment.
+  Reply payment_conflict() const {
+    return error_reply(400, "payment-conflict", "paymentId " + id_ + " was already used for a different payment");
+  }
 
   // -- Create Payment ----------------------------------------------------------------------
 
@@ -178,6 +206,14 @@ private:
 
   Reply request_conflict(const ppp::OperationRequest& req) const;
 
+  struct StoredOperation {
+    std::string key;  // where it is stored
+    OperationRecord record;
+    uint64_t etag = 0;
+  };
+  // This payment's operation under `request_id`, if any.
+  Result<std::optional<StoredOperation>> load_operation(const std::string& request_id);
+
   Status validate(const ppp::OperationRequest& req) const;
 
   void write_operation_intent(ppp::OperationRequest req, std::string fingerprint);
@@ -208,6 +244,8 @@ private:
   std::vector<ReplySink> op_waiters_;
   std::string inflight_request_id_;
   std::string inflight_fingerprint_;
+  std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
+  std::string inflight_op_key_;    // where the operation in flight is stored
   std::deque<std::function<void()>> deferred_;
 
   uint64_t handled_ = 0;

@@ -7,29 +7,33 @@ void PaymentActor::on_create(CreateCommand cmd) {
     return;
   }
   std::string fingerprint = ppp::payment_fingerprint(ctx_.fingerprint_key, cmd.request);
-  if (record_ && record_->fingerprint != fingerprint) {
-    audit_now(
-        entry("event_failed", id_, fingerprint, {}, {}, "refused: a different payment under this paymentId"));
-    return cmd.sink.deliver(error_reply(400, "payment-conflict",
-                                        "paymentId " + id_ + " was already used for a different payment"));
+  if (record_ && !owned_by(cmd.merchant)) {
+    audit_now(by(cmd.merchant, entry("access_refused", id_, fingerprint, {}, {},
+                                     "Create Payment with another merchant's paymentId")));
+    return cmd.sink.deliver(payment_conflict());
+  }
+  if (record_ && !ppp::same_payment(ctx_.fingerprint_key, record_->fingerprint, fingerprint, cmd.request)) {
+    audit_now(by(cmd.merchant, entry("event_failed", id_, fingerprint, {}, {},
+                                     "refused: a different payment under this paymentId")));
+    return cmd.sink.deliver(payment_conflict());
   }
   if (busy_ && !create_waiters_.empty()) {
-    if (fingerprint != inflight_fingerprint_) {
-      return cmd.sink.deliver(
-          error_reply(400, "payment-conflict", "paymentId " + id_ + " is in use by a different payment"));
+    // Only the very same request of the very same merchant joins the call in flight.
+    if (fingerprint != inflight_fingerprint_ || cmd.merchant != inflight_merchant_) {
+      return cmd.sink.deliver(payment_conflict());
     }
-    audit_now(entry("event_duplicate_reused", id_, fingerprint, {}, {}, "joined the call in flight"));
+    audit_now(by(cmd.merchant, entry("event_duplicate_reused", id_, fingerprint, {}, {}, "joined the call in flight")));
     create_waiters_.push_back(std::move(cmd.sink));  // coalesce onto the call in flight
     return;
   }
   if (busy_ && create_waiters_.empty() && record_ && is_unresolved(record_->state)) {
     // Being reconciled in the background: answer "not known yet" now instead of waiting.
-    audit_now(entry("event_duplicate_reused", id_, fingerprint, {}, {}, "undefined while reconciling"));
+    audit_now(by(cmd.merchant, entry("event_duplicate_reused", id_, fingerprint, {}, {}, "undefined while reconciling")));
     return cmd.sink.deliver(Reply{200, unresolved_response()});
   }
   bool pos_needs_work = record_ && pos_charge_due();
   if (record_ && !is_unresolved(record_->state) && !pos_needs_work) {
-    audit_now(entry("event_duplicate_reused", id_, fingerprint));
+    audit_now(by(cmd.merchant, entry("event_duplicate_reused", id_, fingerprint)));
     return cmd.sink.deliver(Reply{200, record_->response});  // same question, same answer
   }
   if (busy_) {
@@ -38,6 +42,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
   }
   busy_ = true;
   inflight_fingerprint_ = fingerprint;
+  inflight_merchant_ = cmd.merchant;
   create_waiters_.push_back(cmd.sink);
   if (pos_needs_work && record_->pos_phase == kIdentifyTerminal) {
     return start_pos_charge(std::move(cmd.request));
@@ -82,7 +87,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
     return;
   }
   if (!record_ || !is_pos(record_->payment_method)) {
-    return cmd.sink.deliver(error_reply(404, "not-found", "no POS payment " + id_));
+    return cmd.sink.deliver(no_pos_payment(id_));
   }
   if (busy_) {
     deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_terminal(std::move(cmd)); });
@@ -124,6 +129,7 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
   r.reference = request.reference;
   r.transaction_id = request.transaction_id;
   r.merchant = request.merchant_name;
+  r.owner = inflight_merchant_;
   r.fingerprint = std::move(fingerprint);
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
@@ -204,8 +210,8 @@ void PaymentActor::on_authorized(Result<acquirer::Authorization> result) {
     // acquirer's status call under the same key settles it in the background (never a
     // second authorization under a new key).
     spdlog::warn("payment {}: acquirer call failed: {}", id_, result.error().message);
-    audit_now(
-        entry("event_failed", id_, record_->fingerprint, {}, {}, "acquirer: " + result.error().message));
+    audit_now(by(inflight_merchant_, entry("event_failed", id_, record_->fingerprint, {}, {},
+                                           "acquirer: " + result.error().message)));
     reply_all(create_waiters_, Reply{200, unresolved_response()});
     told_undefined_ = true;
     finish();
@@ -313,7 +319,7 @@ void PaymentActor::add_method_fields(const PaymentRecord& r, ppp::CreatePaymentR
     JsonWriter payload;
     payload.begin_object()
         .key("submitUrl")
-        .string(ctx_.public_url + "/pos/" + id_ + "/terminal")
+        .string(ctx_.public_url + "/pos/" + id_ + "/terminal?token=" + pos_link_token(ctx_.pos_link_key, id_))
         .end_object();
     out.payment_app_name = "vtex.terminal-connector-app";
     out.payment_app_payload = payload.str();

@@ -8,14 +8,19 @@ void PaymentActor::on_operate(OperateCommand cmd) {
   }
   const auto& req = cmd.request;
   std::string fingerprint = ppp::operation_fingerprint(ctx_.fingerprint_key, req);
+  if (record_ && !owned_by(cmd.merchant)) {
+    audit_now(by(cmd.merchant, entry("access_refused", req.request_id, fingerprint, {}, {},
+                                     std::string(ppp::to_string(req.kind)) + " of another merchant's payment")));
+    return cmd.sink.deliver(unknown_payment());
+  }
   if (busy_ && inflight_request_id_ == req.request_id) {
     if (fingerprint != inflight_fingerprint_) {
-      audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {},
-                      "requestId reused for another operation"));
+      audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
+                                       "requestId reused for another operation")));
       return cmd.sink.deliver(request_conflict(req));
     }
-    audit_now(entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {},
-                    "joined the call in flight"));
+    audit_now(by(cmd.merchant, entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {},
+                                     "joined the call in flight")));
     op_waiters_.push_back(std::move(cmd.sink));
     return;
   }
@@ -23,44 +28,60 @@ void PaymentActor::on_operate(OperateCommand cmd) {
     deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_operate(std::move(cmd)); });
     return;
   }
-  auto stored = ctx_.store->get(Keyspace::kOperations, req.request_id);
+  auto stored = load_operation(req.request_id);
   if (!stored) {
     return cmd.sink.deliver(error_reply(stored.error()));
   }
-  std::optional<OperationRecord> existing;
   if (*stored) {
-    auto decoded = decode_operation((*stored)->value);
-    if (!decoded) {
-      return cmd.sink.deliver(error_reply(decoded.error()));
-    }
-    existing = std::move(*decoded);
-    if (existing->payment_id != id_ || existing->fingerprint != fingerprint) {
-      audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {},
-                      "requestId reused for another operation"));
+    const OperationRecord& existing = (*stored)->record;
+    if (existing.fingerprint != fingerprint) {
+      audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
+                                       "requestId reused for another operation")));
       return cmd.sink.deliver(request_conflict(req));
     }
-    if (existing->phase == OperationPhase::kDone) {
-      audit_now(entry("operation_duplicate_reused", req.request_id, fingerprint));
-      return cmd.sink.deliver(Reply{existing->http_status, existing->response});  // G2
+    if (existing.phase == OperationPhase::kDone) {
+      audit_now(by(cmd.merchant, entry("operation_duplicate_reused", req.request_id, fingerprint)));
+      return cmd.sink.deliver(Reply{existing.http_status, existing.response});  // G2
     }
-  }
-  if (!existing) {
-    if (auto s = validate(req); !s) {
-      audit_now(entry("operation_refused", req.request_id, fingerprint, {}, {},
-                      std::string(ppp::to_string(req.kind)) + ": " + s.error().message));
-      return cmd.sink.deliver(error_reply(s.error()));
-    }
+  } else if (auto s = validate(req); !s) {
+    audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
+                                     std::string(ppp::to_string(req.kind)) + ": " + s.error().message)));
+    return cmd.sink.deliver(error_reply(s.error()));
   }
   busy_ = true;
   inflight_request_id_ = req.request_id;
   inflight_fingerprint_ = fingerprint;
+  inflight_merchant_ = cmd.merchant;
   op_waiters_.push_back(cmd.sink);
-  if (existing) {
+  if (*stored) {
     // Intent written by an earlier attempt that never finished: the acquirer call is
-    // idempotent on requestId, so calling again cannot act twice.
-    return call_operation(std::move(cmd.request), *existing, (*stored)->etag);
+    // idempotent on its key, so calling again cannot act twice.
+    inflight_op_key_ = (*stored)->key;
+    return call_operation(std::move(cmd.request), (*stored)->record, (*stored)->etag);
   }
   write_operation_intent(std::move(cmd.request), std::move(fingerprint));
+}
+
+Result<std::optional<PaymentActor::StoredOperation>> PaymentActor::load_operation(const std::string& request_id) {
+  // Scoped to this payment first; then the bare requestId of operations stored before
+  // requestIds were scoped, which counts only if it names this payment.
+  for (const std::string& key : {operation_key(id_, request_id), request_id}) {
+    auto got = ctx_.store->get(Keyspace::kOperations, key);
+    if (!got) {
+      return tl::unexpected(got.error());
+    }
+    if (!*got) {
+      continue;
+    }
+    auto decoded = decode_operation((*got)->value);
+    if (!decoded) {
+      return tl::unexpected(decoded.error());
+    }
+    if (decoded->payment_id == id_) {
+      return std::optional<StoredOperation>(StoredOperation{key, std::move(*decoded), (*got)->etag});
+    }
+  }
+  return std::optional<StoredOperation>();
 }
 
 Reply PaymentActor::request_conflict(const ppp::OperationRequest& req) const {
@@ -88,9 +109,11 @@ void PaymentActor::write_operation_intent(ppp::OperationRequest req, std::string
   op.kind = req.kind;
   op.payment_id = id_;
   op.fingerprint = std::move(fingerprint);
+  op.acquirer_key = operation_key(id_, req.request_id);
   op.amount = req.kind == ppp::OperationKind::kCancel ? record_->amounts.authorized : req.value;
   op.updated_at = now_unix_ms();
-  storage::Batch batch{{Keyspace::kOperations, req.request_id, encode(op), 0}};
+  inflight_op_key_ = operation_key(id_, req.request_id);
+  storage::Batch batch{{Keyspace::kOperations, inflight_op_key_, encode(op), 0}};
   audit(batch, entry("operation_received", req.request_id, op.fingerprint, {}, {},
                      std::string(ppp::to_string(req.kind))));
   audit(batch, entry("operation_processing_started", req.request_id, op.fingerprint));
@@ -105,7 +128,9 @@ void PaymentActor::write_operation_intent(ppp::OperationRequest req, std::string
 }
 
 void PaymentActor::call_operation(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag) {
-  acquirer::OperationCall call{req.kind, req.request_id, id_, record_ ? record_->tid : "", op.amount};
+  // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
+  std::string key = op.acquirer_key.empty() ? req.request_id : op.acquirer_key;
+  acquirer::OperationCall call{req.kind, std::move(key), id_, record_ ? record_->tid : "", op.amount};
   ctx_.acquirer->operate(
       std::move(call),
       in_actor<Result<acquirer::OperationOutcome>>(
@@ -135,7 +160,7 @@ void PaymentActor::on_operation_result(ppp::OperationRequest req, OperationRecor
   op.http_status = outcome.succeeded ? 200 : 500;
   op.response = ppp::write_operation_response(response);
   op.updated_at = now_unix_ms();
-  storage::Batch batch{{Keyspace::kOperations, req.request_id, encode(op), op_etag}};
+  storage::Batch batch{{Keyspace::kOperations, inflight_op_key_, encode(op), op_etag}};
   std::optional<PaymentRecord> updated;
   if (outcome.succeeded && record_) {
     updated = apply(*record_, req.kind, outcome.amount);

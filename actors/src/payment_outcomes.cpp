@@ -105,23 +105,21 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
 }
 
 void PaymentActor::resume_operation(const std::string& request_id) {
-  auto stored = ctx_.store->get(Keyspace::kOperations, request_id);
-  if (!stored || !*stored) {
+  auto stored = load_operation(request_id);
+  if (!stored || !*stored || (*stored)->record.phase != OperationPhase::kProcessing) {
     return;
   }
-  auto op = decode_operation((*stored)->value);
-  if (!op || op->phase != OperationPhase::kProcessing || op->payment_id != id_) {
-    return;
-  }
+  const OperationRecord& op = (*stored)->record;
   ppp::OperationRequest req;
-  req.kind = op->kind;
+  req.kind = op.kind;
   req.payment_id = id_;
   req.request_id = request_id;
-  req.value = op->amount;
+  req.value = op.amount;
   busy_ = true;
   inflight_request_id_ = request_id;
-  inflight_fingerprint_ = op->fingerprint;
-  call_operation(std::move(req), *op, (*stored)->etag);
+  inflight_fingerprint_ = op.fingerprint;
+  inflight_op_key_ = (*stored)->key;
+  call_operation(std::move(req), op, (*stored)->etag);
 }
 
 void PaymentActor::on_notified(NotifiedCommand cmd) {
@@ -152,7 +150,7 @@ void PaymentActor::on_event(EventCommand cmd) {
                            "event " + event.event_id + " was received with a different body"));
   }
   if (!record_) {
-    return cmd.sink.deliver(error_reply(404, "not-found", "unknown payment " + id_));
+    return cmd.sink.deliver(unknown_payment());
   }
   busy_ = true;
   op_waiters_.push_back(cmd.sink);
@@ -168,7 +166,11 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
     return;
   }
   if (!record_) {
-    return cmd.sink.deliver(error_reply(404, "not-found", "unknown payment " + id_));
+    return cmd.sink.deliver(unknown_payment());
+  }
+  if (!owned_by(cmd.merchant)) {
+    audit_now(by(cmd.merchant, entry("access_refused", id_, {}, {}, {}, "inbound request for another merchant's payment")));
+    return cmd.sink.deliver(unknown_payment());
   }
   if (busy_) {
     deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_refresh(std::move(cmd)); });
@@ -178,6 +180,7 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
     return cmd.sink.deliver(Reply{200, record_->response});
   }
   busy_ = true;
+  inflight_merchant_ = cmd.merchant;
   op_waiters_.push_back(cmd.sink);
   ctx_.acquirer->status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
                                  [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {

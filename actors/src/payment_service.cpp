@@ -6,11 +6,13 @@
 
 #include "idempay/protocol/crypto.hpp"
 #include "directory.hpp"
+#include "messages.hpp"
 
 namespace idempay::actors {
 
 namespace {
 constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
+constexpr std::string_view kPosLinkKeyName = "pos-link-key";
 }  // namespace
 
 struct PaymentService::Impl {
@@ -35,10 +37,10 @@ struct PaymentService::Impl {
   Impl(storage::Store& s, acquirer::Acquirer& a, CallbackTransport& t, ServiceOptions o)
       : store(s), acquirer(a), transport(t), options(o) {}
 
-  // The HMAC key for request fingerprints: random, created once, kept in the store so that
-  // fingerprints survive restarts.
-  Result<std::string> fingerprint_key() {
-    auto got = store.get(storage::Keyspace::kMeta, kFingerprintKeyName);
+  // A random HMAC key, created once and kept in the store so that what it signs survives
+  // restarts: request fingerprints, POS submit links.
+  Result<std::string> meta_key(std::string_view name) {
+    auto got = store.get(storage::Keyspace::kMeta, name);
     if (!got) {
       return tl::unexpected(got.error());
     }
@@ -46,9 +48,9 @@ struct PaymentService::Impl {
       return (*got)->value;
     }
     std::string key = crypto::random_bytes(32);
-    auto put = store.commit_and_wait({{storage::Keyspace::kMeta, std::string(kFingerprintKeyName), key, 0}});
+    auto put = store.commit_and_wait({{storage::Keyspace::kMeta, std::string(name), key, 0}});
     if (!put && put.error().code == ErrorCode::kConflict) {
-      return fingerprint_key();
+      return meta_key(name);
     }
     if (!put) {
       return tl::unexpected(put.error());
@@ -67,20 +69,23 @@ Status PaymentService::start(std::string public_url) {
   if (!public_url.empty()) {
     impl_->options.public_url = std::move(public_url);
   }
-  auto key = impl_->fingerprint_key();
-  if (!key) {
-    return tl::unexpected(key.error());
+  auto key = impl_->meta_key(kFingerprintKeyName);
+  auto pos_key = key ? impl_->meta_key(kPosLinkKeyName) : key;
+  if (!pos_key) {
+    return tl::unexpected(pos_key.error());
   }
   auto& ctx = impl_->context;
   ctx.store = &impl_->store;
   ctx.acquirer = &impl_->acquirer;
   ctx.fingerprint_key = std::move(*key);
+  ctx.pos_link_key = std::move(*pos_key);
   ctx.idle_timeout = impl_->options.idle_timeout;
   ctx.transport = &impl_->transport;
   ctx.callbacks = impl_->options.callbacks;
   ctx.public_url = impl_->options.public_url;
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
+  ctx.legacy_owner = impl_->options.legacy_owner;
   impl_->config = std::make_unique<caf::actor_system_config>();
   size_t workers = impl_->options.workers > 0 ? static_cast<size_t>(impl_->options.workers)
                                               : std::max(1u, std::thread::hardware_concurrency());
@@ -105,6 +110,23 @@ Status PaymentService::start(std::string public_url) {
   return {};
 }
 
+std::string pos_link_token(const std::string& key, const std::string& payment_id) {
+  auto mac = crypto::hmac_sha256(key, "pos-submit/v1|" + payment_id);
+  return crypto::to_hex(mac.data(), 16);  // 128 bits
+}
+
+bool pos_link_token_matches(const std::string& key, const std::string& payment_id, std::string_view token) {
+  std::string expected = pos_link_token(key, payment_id);
+  if (token.size() != expected.size()) {
+    return false;
+  }
+  unsigned char diff = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ token[i]);
+  }
+  return diff == 0;
+}
+
 namespace {
 // Before start() there is no directory: answer "retry later". After shutdown() the closed
 // directory drops the command, whose sink then answers the same.
@@ -120,13 +142,13 @@ void route(Directory* directory, const std::string& payment_id, Atom atom, Comma
 }
 }  // namespace
 
-void PaymentService::create_payment(ppp::CreatePaymentRequest request, ReplyFn reply) {
-  CreateCommand cmd{std::move(request), ReplySink(std::move(reply))};
+void PaymentService::create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply) {
+  CreateCommand cmd{std::move(request), std::move(merchant), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.request.payment_id, create_atom::value, std::move(cmd));
 }
 
-void PaymentService::operate(ppp::OperationRequest request, ReplyFn reply) {
-  OperateCommand cmd{std::move(request), ReplySink(std::move(reply))};
+void PaymentService::operate(ppp::OperationRequest request, std::string merchant, ReplyFn reply) {
+  OperateCommand cmd{std::move(request), std::move(merchant), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.request.payment_id, operate_atom::value, std::move(cmd));
 }
 
@@ -135,12 +157,17 @@ void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
   route(impl_->live(), cmd.event.payment_id, event_atom::value, std::move(cmd));
 }
 
-void PaymentService::refresh(std::string payment_id, ReplyFn reply) {
-  RefreshCommand cmd{std::move(payment_id), ReplySink(std::move(reply))};
+void PaymentService::refresh(std::string payment_id, std::string merchant, ReplyFn reply) {
+  RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
 }
 
-void PaymentService::submit_terminal(std::string payment_id, std::string serial, ReplyFn reply) {
+void PaymentService::submit_terminal(std::string payment_id, std::string_view token, std::string serial,
+                                     ReplyFn reply) {
+  Directory* directory = impl_->live();
+  if (directory != nullptr && !pos_link_token_matches(impl_->context.pos_link_key, payment_id, token)) {
+    return reply(no_pos_payment(payment_id));
+  }
   TerminalCommand cmd{std::move(payment_id), std::move(serial), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.payment_id, terminal_atom::value, std::move(cmd));
 }

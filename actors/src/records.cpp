@@ -36,6 +36,7 @@ std::string encode(const PaymentRecord& r) {
   w.key("currency").string(r.currency).key("paymentMethod").string(r.payment_method);
   w.key("orderId").string(r.order_id).key("reference").string(r.reference);
   w.key("transactionId").string(r.transaction_id).key("merchant").string(r.merchant);
+  w.key("owner").string(r.owner);
   w.key("fingerprint").string(r.fingerprint).key("callbackUrl").string(r.callback_url);
   w.key("card").begin_object();
   w.key("bin").string(r.card.bin).key("last4").string(r.card.last4);
@@ -72,6 +73,7 @@ Result<PaymentRecord> decode_payment(std::string_view json) {
   r.reference = doc->string_or("reference");
   r.transaction_id = doc->string_or("transactionId");
   r.merchant = doc->string_or("merchant");
+  r.owner = doc->string_or("owner");
   r.fingerprint = doc->string_or("fingerprint");
   r.callback_url = doc->string_or("callbackUrl");
   if (const JsonValue* card = doc->find("card"); card != nullptr) {
@@ -98,12 +100,24 @@ Result<PaymentRecord> decode_payment(std::string_view json) {
   return r;
 }
 
+std::string operation_key(const std::string& payment_id, const std::string& request_id) {
+  return payment_id + "/" + request_id;
+}
+
+std::string_view request_id_of(std::string_view operation_key) {
+  auto slash = operation_key.find('/');
+  return slash == std::string_view::npos ? operation_key : operation_key.substr(slash + 1);
+}
+
 std::string encode(const OperationRecord& r) {
   JsonWriter w;
   w.begin_object();
   w.key("kind").string(ppp::to_string(r.kind));
   w.key("phase").string(r.phase == OperationPhase::kDone ? "done" : "processing");
   w.key("paymentId").string(r.payment_id).key("fingerprint").string(r.fingerprint);
+  if (!r.acquirer_key.empty()) {
+    w.key("acquirerKey").string(r.acquirer_key);
+  }
   w.key("amount").number(r.amount).key("httpStatus").number(r.http_status);
   w.key("response").string(r.response).key("updatedAt").number(r.updated_at);
   w.end_object();
@@ -130,6 +144,7 @@ Result<OperationRecord> decode_operation(std::string_view json) {
   r.phase = doc->string_or("phase") == "done" ? OperationPhase::kDone : OperationPhase::kProcessing;
   r.payment_id = doc->string_or("paymentId");
   r.fingerprint = doc->string_or("fingerprint");
+  r.acquirer_key = doc->string_or("acquirerKey");
   r.amount = doc->int_or("amount");
   r.http_status = static_cast<unsigned>(doc->int_or("httpStatus"));
   r.response = doc->string_or("response");

@@ -19,7 +19,8 @@ struct PaymentRecord {
   std::string order_id;
   std::string reference;
   std::string transaction_id;
-  std::string merchant;
+  std::string merchant;  ///< the body's merchantName (the VTEX account), as the gateway sent it
+  std::string owner;     ///< the authenticated merchant that created it; empty: stored before owners
   std::string fingerprint;
   std::string callback_url;
   CardSummary card;
@@ -47,6 +48,9 @@ struct OperationRecord {
   OperationPhase phase = OperationPhase::kProcessing;
   std::string payment_id;
   std::string fingerprint;
+  /// The idempotency key the acquirer knows the operation by: "paymentId/requestId"; empty for
+  /// operations stored before requestIds were scoped to their payment (their key: requestId).
+  std::string acquirer_key;
   Cents amount = 0;
   unsigned http_status = 0;
   std::string response;  ///< the stored answer, byte for byte, once done
@@ -54,6 +58,11 @@ struct OperationRecord {
 };
 
 std::string encode(const OperationRecord& r);
+/// Where an operation is stored: requestIds are scoped to their payment ("paymentId/requestId";
+/// neither may hold a '/'). Operations stored before that are under the bare requestId.
+std::string operation_key(const std::string& payment_id, const std::string& request_id);
+/// The requestId of an operation's store key, scoped or not.
+std::string_view request_id_of(std::string_view operation_key);
 Result<OperationRecord> decode_operation(std::string_view json);
 
 int64_t now_unix_ms();

@@ -4,17 +4,24 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string_view>
 #include <thread>
 #include <utility>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include "auth_throttle.hpp"
 
 namespace idempay::http {
 
@@ -75,6 +82,25 @@ Response error_response(unsigned status, std::string_view code, std::string_view
                               R"(","message":")" + std::string(message) + "\"}"};
 }
 
+// Header text for a log line: printable ASCII only, at most 64 bytes.
+std::string loggable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 64)) {
+    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+  return out;
+}
+
+// Half the descriptors this process may open, at most 10,000: the rest stay for the store,
+// outbound connections and the acceptor itself.
+size_t default_max_connections() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return 10'000;
+  }
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 2, 1, 10'000);
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -85,12 +111,29 @@ struct Server::Impl {
   // would return as soon as the acceptor closes, and late replies would never be written.
   net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
   tcp::acceptor acceptor{ioc};
+  net::steady_timer accept_backoff{ioc};
+  std::chrono::milliseconds backoff{0};
+  std::chrono::steady_clock::time_point last_accept_log;
   std::vector<std::thread> threads;
   std::mutex mutex;
   std::condition_variable drained;
   size_t in_flight = 0;
+  // Open connections, in all and per source; guarded by `mutex`.
+  size_t open_connections = 0;
+  std::unordered_map<std::string, size_t> per_source;
+  std::shared_ptr<const Credentials> credentials;  // read and replaced with atomic_load/store
+  AuthThrottle throttle;
 
-  Impl(ServerOptions o, Handler& h) : options(std::move(o)), handler(h), ioc(options.io_threads) {}
+  Impl(ServerOptions o, Handler& h)
+      : options(std::move(o)),
+        handler(h),
+        ioc(options.io_threads),
+        credentials(options.credentials),
+        throttle(options.auth_failure_burst, options.auth_failures_per_second) {
+    if (options.max_connections == 0) {
+      options.max_connections = default_max_connections();
+    }
+  }
 
   bool is_public(std::string_view path) const {
     for (const auto& p : options.public_paths) {
@@ -102,18 +145,46 @@ struct Server::Impl {
     return false;
   }
 
+  bool authenticates() const { return options.credentials != nullptr; }
+
   // The merchant the request's credentials identify; empty when they are wrong. Header names
   // are matched case-insensitively (Beast fields do that); VTEX names are tried first.
-  std::string authenticate(const bhttp::request<bhttp::string_body>& req) const {
+  std::string authenticate(const bhttp::request_header<>& req, std::string_view& app_key) const {
     static constexpr std::pair<std::string_view, std::string_view> kCredentialHeaders[] = {
         {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
+    auto current = std::atomic_load(&credentials);
     for (const auto& [key_header, token_header] : kCredentialHeaders) {
       auto key = req[key_header];
       if (!key.empty()) {
-        return options.credentials->authenticate(key, req[token_header]);
+        app_key = key;
+        return current->authenticate(key, req[token_header]);
       }
     }
     return {};
+  }
+
+  // Admits a new connection from `source` unless a cap is reached.
+  bool admit(const std::string& source) {
+    std::lock_guard lock(mutex);
+    size_t& from_source = per_source[source];
+    if (open_connections >= options.max_connections || from_source >= options.max_connections_per_source) {
+      if (from_source == 0) {
+        per_source.erase(source);
+      }
+      return false;
+    }
+    ++open_connections;
+    ++from_source;
+    return true;
+  }
+
+  void release(const std::string& source) {
+    std::lock_guard lock(mutex);
+    --open_connections;
+    auto it = per_source.find(source);
+    if (it != per_source.end() && --it->second == 0) {
+      per_source.erase(it);
+    }
   }
 
   void begin_request() {
@@ -129,13 +200,24 @@ struct Server::Impl {
   }
 
   void do_accept();
+  void on_accept_error(const beast::error_code& ec);
 };
 
 namespace {
 
+// Transfer-Encoding is accepted only as exactly "chunked" (any case, surrounding blanks):
+// a server that skipped an unknown coding would read its body as the next request.
+bool is_plain_chunked(std::string_view te) {
+  while (!te.empty() && (te.front() == ' ' || te.front() == '\t')) te.remove_prefix(1);
+  while (!te.empty() && (te.back() == ' ' || te.back() == '\t')) te.remove_suffix(1);
+  return beast::iequals(te, "chunked");
+}
+
 class Session : public std::enable_shared_from_this<Session> {
 public:
-  Session(tcp::socket socket, Server::Impl& server) : stream_(std::move(socket)), server_(server) {}
+  Session(tcp::socket socket, Server::Impl& server, std::string source)
+      : stream_(std::move(socket)), server_(server), source_(std::move(source)) {}
+  ~Session() { server_.release(source_); }
 
   void run() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
@@ -146,26 +228,84 @@ private:
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
+    principal_.clear();
+    stream_.expires_after(server_.options.header_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+  }
+
+  bool is_quiet_close(const beast::error_code& ec) const {
+    return ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
+           ec == net::error::connection_reset || ec == net::error::eof;
+  }
+
+  // Everything about a request that can be judged from its headers is judged here, before
+  // a body byte is read: framing, then the source's throttle, then its credentials.
+  void on_header(beast::error_code ec) {
+    if (is_quiet_close(ec)) {
+      return close();
+    }
+    if (ec == bhttp::error::body_limit) {  // a Content-Length over the limit is known now
+      return refuse(413, "payload-too-large", "request body exceeds the limit");
+    }
+    if (ec) {
+      return refuse(400, "bad-request", "malformed HTTP request");
+    }
+    const auto& req = parser_->get();
+    if (req.version() >= 11 && req.find(bhttp::field::host) == req.end()) {
+      return refuse(400, "bad-request", "HTTP/1.1 requests need a Host header");
+    }
+    if (auto te = req.find(bhttp::field::transfer_encoding); te != req.end()) {
+      if (!is_plain_chunked(te->value())) {
+        return refuse(501, "not-implemented", "only the chunked transfer coding is accepted");
+      }
+      if (req.find(bhttp::field::content_length) != req.end()) {
+        return refuse(400, "bad-request", "Content-Length and Transfer-Encoding together are refused");
+      }
+    }
+    std::string_view target = req.target();
+    std::string_view path = target.substr(0, target.find('?'));
+    if (server_.authenticates() && !server_.is_public(path)) {
+      auto now = std::chrono::steady_clock::now();
+      if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
+        Response r(429, R"({"status":"error","code":"too-many-requests","message":"too many wrong credentials from this address; retry later"})");
+        r.headers.push_back({"retry-after", std::to_string(wait)});
+        keep_alive_ = false;
+        return write(std::move(r));
+      }
+      std::string_view app_key;
+      principal_ = server_.authenticate(req, app_key);
+      if (principal_.empty()) {
+        if (server_.throttle.record_failure(source_, now)) {
+          spdlog::warn("source {} throttled after repeated wrong credentials (appKey '{}')", source_, loggable(app_key));
+        } else {
+          spdlog::info("wrong credentials from {} (appKey '{}')", source_, loggable(app_key));
+        }
+        return refuse(401, "unauthorized", "missing or invalid AppKey/AppToken");
+      }
+    }
     stream_.expires_after(server_.options.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+                      [self = shared_from_this()](beast::error_code ec2, size_t) { self->on_read(ec2); });
   }
 
   void on_read(beast::error_code ec) {
-    if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
-        ec == net::error::eof) {
+    if (is_quiet_close(ec)) {
       return close();
     }
     if (ec == bhttp::error::body_limit) {
-      keep_alive_ = false;
-      return write(error_response(413, "payload-too-large", "request body exceeds the limit"));
+      return refuse(413, "payload-too-large", "request body exceeds the limit");
     }
     if (ec) {
-      keep_alive_ = false;
-      return write(error_response(400, "bad-request", "malformed HTTP request"));
+      return refuse(400, "bad-request", "malformed HTTP request");
     }
     dispatch(parser_->release());
+  }
+
+  // Answers and closes: the rest of the connection's bytes are never read as a request.
+  void refuse(unsigned status, std::string_view code, std::string_view message) {
+    keep_alive_ = false;
+    write(error_response(status, code, message));
   }
 
   void dispatch(bhttp::request<bhttp::string_body> req) {
@@ -176,12 +316,8 @@ private:
     request.path = std::string(target.substr(0, q));
     request.query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
     request.method = std::string(req.method_string());
-    if (server_.options.credentials && !server_.is_public(request.path)) {
-      request.principal = server_.authenticate(req);
-      if (request.principal.empty()) {
-        return write(error_response(401, "unauthorized", "missing or invalid AppKey/AppToken"));
-      }
-    }
+    request.principal = std::move(principal_);
+    request.source = source_;
     for (const auto& field : req) {
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
@@ -230,9 +366,11 @@ private:
 
   beast::tcp_stream stream_;
   Server::Impl& server_;
+  std::string source_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
+  std::string principal_;  // of the request being read
   bool keep_alive_ = true;
   bool counted_ = false;  // the answer being written was counted by begin_request
 };
@@ -244,11 +382,40 @@ void Server::Impl::do_accept() {
     if (ec == net::error::operation_aborted || !acceptor.is_open()) {
       return;
     }
-    if (!ec) {
-      socket.set_option(tcp::no_delay(true), ec);
-      std::make_shared<Session>(std::move(socket), *this)->run();
+    if (ec) {
+      return on_accept_error(ec);
+    }
+    backoff = std::chrono::milliseconds(0);
+    beast::error_code ignored;
+    auto peer = socket.remote_endpoint(ignored);
+    std::string source = ignored ? std::string("unknown") : peer.address().to_string();
+    if (admit(source)) {
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Session>(std::move(socket), *this, std::move(source))->run();
+    } else {
+      socket.close(ignored);  // over a cap: closed at once, before any byte is read
     }
     do_accept();
+  });
+}
+
+// Out of descriptors (or buffers): the pending connection stays in the backlog, so accepting
+// again at once would fail again at once. Wait, doubling up to a second, then try again.
+void Server::Impl::on_accept_error(const beast::error_code& ec) {
+  backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_accept_log > std::chrono::seconds(10)) {
+    last_accept_log = now;
+    // strerror, not ec.message(): accept errors are the OS's own, and a first virtual call into
+    // an error category while out of descriptors trips the sanitizers' type checks.
+    spdlog::error("accept failed: {} (retrying every {} ms at most; open connections: {})",
+                  std::strerror(ec.value()), backoff.count(), open_connections);
+  }
+  accept_backoff.expires_after(backoff);
+  accept_backoff.async_wait([this](beast::error_code wait_ec) {
+    if (!wait_ec && acceptor.is_open()) {
+      do_accept();
+    }
   });
 }
 
@@ -282,6 +449,10 @@ Result<uint16_t> Server::start() {
   return port;
 }
 
+void Server::set_credentials(std::shared_ptr<const Credentials> credentials) {
+  std::atomic_store(&impl_->credentials, std::move(credentials));
+}
+
 size_t Server::stop(std::chrono::milliseconds drain) {
   if (impl_->threads.empty()) {
     return 0;
@@ -289,6 +460,7 @@ size_t Server::stop(std::chrono::milliseconds drain) {
   net::post(impl_->ioc, [this] {
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
+    impl_->accept_backoff.cancel();
   });
   size_t left = 0;
   {

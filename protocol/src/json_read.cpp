@@ -1,11 +1,27 @@
 #include "idempay/protocol/json_read.hpp"
 
+#include <algorithm>
+
 #include <simdjson.h>
 
 namespace idempay {
 
+// Duplicate member names are refused: readers that keep the first and readers that keep the
+// last would otherwise see two different documents in the same bytes.
+bool has_duplicate_keys(const std::vector<std::pair<std::string, JsonValue>>& members) {
+  std::vector<std::string_view> names;
+  names.reserve(members.size());
+  for (const auto& m : members) {
+    names.push_back(m.first);
+  }
+  std::sort(names.begin(), names.end());
+  return std::adjacent_find(names.begin(), names.end()) != names.end();
+}
+
 struct JsonBuilder {
-  static JsonValue build(simdjson::dom::element e) {
+  bool duplicate_key = false;
+
+  JsonValue build(simdjson::dom::element e) {
     JsonValue v;
     switch (e.type()) {
       case simdjson::dom::element_type::ARRAY:
@@ -19,6 +35,7 @@ struct JsonBuilder {
         for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
           v.members_.emplace_back(std::string(field.key), build(field.value));
         }
+        duplicate_key |= v.members_.size() > 1 && has_duplicate_keys(v.members_);
         break;
       case simdjson::dom::element_type::STRING:
         v.type_ = JsonValue::Type::kString;
@@ -55,7 +72,12 @@ Result<JsonValue> JsonValue::parse(std::string_view json) {
     return make_error(ErrorCode::kInvalidArgument,
                       std::string("invalid JSON: ") + simdjson::error_message(err));
   }
-  return JsonBuilder::build(root);
+  JsonBuilder builder;
+  JsonValue value = builder.build(root);
+  if (builder.duplicate_key) {
+    return make_error(ErrorCode::kInvalidArgument, "invalid JSON: an object has a member name twice");
+  }
+  return value;
 }
 
 const JsonValue* JsonValue::find(std::string_view name) const {

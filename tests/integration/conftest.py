@@ -26,12 +26,18 @@ LISTEN_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 class Process:
     """A child process whose stderr goes to a log file; `port` is read from that log."""
 
-    def __init__(self, args, log_path, env=None):
+    def __init__(self, args, log_path, env=None, nofile=None):
         self.args, self.log_path = args, log_path
         self.log = open(log_path, "ab")
         self.log_offset = self.log.tell()  # a restart appends: look only at what follows
+
+        def limit_descriptors():  # `ulimit -n nofile` for the child only
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen([BIN] + args, stdout=self.log, stderr=self.log,
-                                     env=dict(os.environ, **(env or {})))
+                                     env=dict(os.environ, **(env or {})),
+                                     preexec_fn=limit_descriptors if nofile else None)
         self.port = self._wait_for_port()
 
     def _wait_for_port(self, timeout=30):
@@ -107,12 +113,14 @@ def create_body(payment_id, card="4444333322221111", value=31.9, **extra):
 class Connector:
     """`idempay serve` on a data directory of its own; can be killed and restarted on it."""
 
-    def __init__(self, base, name, acquirer="stub", extra_args=(), listen="127.0.0.1:0"):
+    def __init__(self, base, name, acquirer="stub", extra_args=(), listen="127.0.0.1:0", nofile=None, env=None,
+                 merchants=None):
+        self.nofile, self.env = nofile, env or {}
         self.dir = base / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.dir / "data"
         self.creds = self.dir / "credentials.json"
-        self.creds.write_text(json.dumps({"merchants": [
+        self.creds.write_text(json.dumps({"merchants": merchants or [
             {"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN}]}))
         self.args = ["serve", "--listen", listen, "--data-dir", str(self.data_dir),
                      "--credentials", str(self.creds), "--acquirer", acquirer,
@@ -121,8 +129,8 @@ class Connector:
 
     def start(self, env=None):
         # Callbacks may go to the tests' own hosts; a test's --callback-allowed-hosts overrides.
-        env = dict({"IDEMPAY_CALLBACK_ALLOWED_HOSTS": TEST_CALLBACK_HOSTS}, **(env or {}))
-        self.process = Process(self.args, self.dir / "connector.log", env)  # appends on restart
+        env = dict({"IDEMPAY_CALLBACK_ALLOWED_HOSTS": TEST_CALLBACK_HOSTS}, **self.env, **(env or {}))
+        self.process = Process(self.args, self.dir / "connector.log", env, self.nofile)  # appends on restart
         self.port = self.process.port
 
     def post(self, path, body, headers=None):
@@ -149,8 +157,9 @@ def base_dir(tmp_path_factory):
 def connector_factory(base_dir, request):
     made = []
 
-    def make(acquirer="stub", extra_args=(), listen="127.0.0.1:0"):
-        c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args, listen)
+    def make(acquirer="stub", extra_args=(), listen="127.0.0.1:0", nofile=None, env=None, merchants=None):
+        c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args, listen, nofile, env,
+                      merchants)
         made.append(c)
         return c
 

@@ -27,7 +27,7 @@ def test_simultaneous_settlements_capture_once(connector_factory, stub_server):
     results = concurrently(N, lambda i: connector.post("/payments/hot-settle/settlements", settle))
     assert {r[0] for r in results} == {200}
     assert len({r[1] for r in results}) == 1
-    assert ledger(stub_server)["captures"]["settle-once"]["calls"] == 1
+    assert ledger(stub_server)["captures"]["hot-settle/settle-once"]["calls"] == 1
 
 
 def test_many_distinct_payments_at_once(connector_factory, stub_server):

@@ -27,4 +27,4 @@ def test_answers_survive_sigkill(connector_factory, stub_server):
         assert again[1] == raw, f"{path} for {pid} changed after the crash"
     book = ledger(stub_server)
     assert all(book["authorizations"][f"crash-{i}"]["calls"] == 1 for i in range(20))
-    assert all(book["captures"][f"s-crash-{i}"]["calls"] == 1 for i in range(0, 20, 2))
+    assert all(book["captures"][f"crash-{i}/s-crash-{i}"]["calls"] == 1 for i in range(0, 20, 2))

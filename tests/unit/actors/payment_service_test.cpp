@@ -83,13 +83,13 @@ protected:
 
   Reply create(ppp::CreatePaymentRequest r) {
     std::promise<Reply> p;
-    service->create_payment(std::move(r), [&p](Reply reply) { p.set_value(std::move(reply)); });
+    service->create_payment(std::move(r), "shop", [&p](Reply reply) { p.set_value(std::move(reply)); });
     return p.get_future().get();
   }
 
   Reply operate(ppp::OperationRequest r) {
     std::promise<Reply> p;
-    service->operate(std::move(r), [&p](Reply reply) { p.set_value(std::move(reply)); });
+    service->operate(std::move(r), "shop", [&p](Reply reply) { p.set_value(std::move(reply)); });
     return p.get_future().get();
   }
 
@@ -109,7 +109,7 @@ TEST_F(PaymentServiceTest, OverlappingCreatesShareOneAuthorization) {
   constexpr int kRequests = 64;
   std::vector<std::promise<Reply>> replies(kRequests);
   for (int i = 0; i < kRequests; ++i) {
-    service->create_payment(create_request("hot"), [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
+    service->create_payment(create_request("hot"), "shop", [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
   }
   std::string first = replies[0].get_future().get().body;
   EXPECT_NE(first.find("\"status\":\"approved\""), std::string::npos) << first;
@@ -150,7 +150,7 @@ TEST_F(PaymentServiceTest, SettleAndRefundInPartsWithinTheTotals) {
   EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r2", 7000)).status, 200u);
   Reply over = operate(op(ppp::OperationKind::kRefund, "p3", "r3", 1));
   EXPECT_EQ(over.status, 400u);
-  EXPECT_EQ(ledger("refunds", "r3", "calls"), 0);  // refused before the acquirer
+  EXPECT_EQ(ledger("refunds", "p3/r3", "calls"), 0);  // refused before the acquirer
   EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).status, 400u);
 }
 
@@ -159,7 +159,7 @@ TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
   constexpr int kRequests = 32;
   std::vector<std::promise<Reply>> replies(kRequests);
   for (int i = 0; i < kRequests; ++i) {
-    service->operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 5000),
+    service->operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 5000), "shop",
                      [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
   }
   Reply first = replies[0].get_future().get();
@@ -167,7 +167,7 @@ TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
   for (int i = 1; i < kRequests; ++i) {
     EXPECT_EQ(replies[i].get_future().get().body, first.body);
   }
-  EXPECT_EQ(ledger("captures", "s-same", "calls"), 1);
+  EXPECT_EQ(ledger("captures", "p4/s-same", "calls"), 1);
   Reply different = operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 4000));
   EXPECT_EQ(different.status, 400u);
   EXPECT_NE(different.body.find("request-conflict"), std::string::npos);
@@ -243,18 +243,18 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
   PaymentService service(store, stub, transport, ServiceOptions{});
   ASSERT_TRUE(service.start());
   std::promise<Reply> created;
-  service.create_payment(create_request("p6"), [&created](Reply r) { created.set_value(std::move(r)); });
+  service.create_payment(create_request("p6"), "shop", [&created](Reply r) { created.set_value(std::move(r)); });
   ASSERT_EQ(created.get_future().get().status, 200u);
 
   constexpr int kDuplicates = 40;
   std::vector<std::promise<Reply>> replies(kDuplicates + 2);
   auto reply_to = [&replies](int i) { return [&replies, i](Reply r) { replies[i].set_value(std::move(r)); }; };
   for (int i = 0; i < kDuplicates; ++i) {
-    service.create_payment(create_request("p6"), reply_to(i));
+    service.create_payment(create_request("p6"), "shop", reply_to(i));
   }
   // Queued behind the duplicates: an operation that commits and answers at once (refused).
-  service.operate(op(ppp::OperationKind::kRefund, "p6", "r-p6", 1), reply_to(kDuplicates));
-  service.operate(op(ppp::OperationKind::kSettle, "p6", "s-p6", 10000), reply_to(kDuplicates + 1));
+  service.operate(op(ppp::OperationKind::kRefund, "p6", "r-p6", 1), "shop", reply_to(kDuplicates));
+  service.operate(op(ppp::OperationKind::kSettle, "p6", "s-p6", 10000), "shop", reply_to(kDuplicates + 1));
   for (int i = 0; i < kDuplicates; ++i) {
     ASSERT_EQ(replies[i].get_future().get().status, 200u);
   }
@@ -292,7 +292,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   constexpr int kSettlesEach = 400;
   for (int p = 0; p < kPayments; ++p) {
     std::promise<Reply> done;
-    service.create_payment(create_request("race-" + std::to_string(p), "4444333322221111", kSettlesEach),
+    service.create_payment(create_request("race-" + std::to_string(p), "4444333322221111", kSettlesEach), "shop",
                            [&done](Reply r) { done.set_value(std::move(r)); });
     ASSERT_EQ(done.get_future().get().status, 200u);
   }
@@ -306,7 +306,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
         pauses_with_retired_actors += service.live_actors() < kPayments ? 1 : 0;
       }
       service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p),
-                         "race-" + std::to_string(p) + "-" + std::to_string(i), 1),
+                         "race-" + std::to_string(p) + "-" + std::to_string(i), 1), "shop",
                       [&replies, i, p](Reply r) { replies[i * kPayments + p].set_value(std::move(r)); });
     }
   }
@@ -317,7 +317,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   // Every cent was settled exactly once: one more settlement of 1 must be refused.
   for (int p = 0; p < kPayments; ++p) {
     std::promise<Reply> extra;
-    service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1),
+    service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1), "shop",
                     [&extra](Reply r) { extra.set_value(std::move(r)); });
     EXPECT_EQ(extra.get_future().get().status, 400u);
   }
@@ -331,7 +331,7 @@ public:
     return std::optional<storage::Versioned>();
   }
   void commit(storage::Batch, storage::CommitCallback done) override {
-    if (++commits_ == 1) {  // let the fingerprint key through
+    if (++commits_ <= 2) {  // let the fingerprint and POS link keys through
       return done(std::vector<uint64_t>{1});
     }
     done(make_error(ErrorCode::kUnavailable, "disk on fire"));
@@ -352,7 +352,7 @@ TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharg
   PaymentService service(store, stub, transport, ServiceOptions{});
   ASSERT_TRUE(service.start());
   std::promise<Reply> p;
-  service.create_payment(create_request("f1"), [&p](Reply r) { p.set_value(std::move(r)); });
+  service.create_payment(create_request("f1"), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
   Reply r = p.get_future().get();
   EXPECT_GE(r.status, 500u);
   EXPECT_NE(r.body.find("\"status\":\"error\""), std::string::npos);

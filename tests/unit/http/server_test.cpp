@@ -28,15 +28,29 @@ public:
   }
 };
 
-// Sends raw bytes, reads until the peer closes or `expect_responses` responses arrived.
-std::string round_trip(uint16_t port, const std::string& raw, int expect_responses = 1) {
+// A connected socket from `source` (any 127/8 address is this host's loopback), or -1.
+int connect_from(uint16_t port, const char* source = "127.0.0.1") {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &local.sin_addr);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends raw bytes, reads until the peer closes or `expect_responses` responses arrived.
+std::string round_trip(uint16_t port, const std::string& raw, int expect_responses = 1,
+                       const char* source = "127.0.0.1") {
+  int fd = connect_from(port, source);
+  if (fd < 0) {
     return "connect failed";
   }
   timeval tv{5, 0};
@@ -70,11 +84,12 @@ class ServerTest : public ::testing::Test {
 protected:
   void SetUp() override {
     auto creds = std::make_shared<Credentials>();
-    creds->add("shop", "key-1", "token-1");
+    ASSERT_TRUE(creds->add("shop", "key-1", {"token-1"}));
     ServerOptions options;
     options.port = 0;
     options.body_limit = 1024;
     options.read_timeout = std::chrono::milliseconds(2000);
+    options.header_timeout = std::chrono::milliseconds(1000);
     options.public_paths = {"/manifest"};
     options.credentials = creds;
     server = std::make_unique<Server>(options, handler);
@@ -157,13 +172,109 @@ TEST_F(ServerTest, IdleConnectionIsClosedAfterTheReadTimeout) {
   EXPECT_LT(waited, std::chrono::seconds(8));
 }
 
-TEST(CredentialsTest, HashedTokensAndFileLoading) {
+const std::string kAuth = "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n";
+
+TEST_F(ServerTest, WrongCredentialsAre401BeforeTheBodyIsRead) {
+  // The headers announce a body that never comes: the answer must not wait for it.
+  auto start = std::chrono::steady_clock::now();
+  auto r = round_trip(port, "POST /payments HTTP/1.1\r\nHost: x\r\nX-VTEX-API-AppKey: key-1\r\n"
+                            "X-VTEX-API-AppToken: wrong\r\nContent-Length: 1000\r\n\r\n");
+  EXPECT_NE(r.find("HTTP/1.1 401"), std::string::npos) << r;
+  EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));  // read timeout: 2 s
+  EXPECT_EQ(handler.calls.load(), 0);
+}
+
+TEST_F(ServerTest, Http11WithoutHostIs400) {
+  auto r = round_trip(port, "GET /manifest HTTP/1.1\r\n\r\n");
+  EXPECT_NE(r.find("HTTP/1.1 400"), std::string::npos) << r;
+  auto old = round_trip(port, "GET /manifest HTTP/1.0\r\n\r\n");
+  EXPECT_NE(old.find("HTTP/1.1 200"), std::string::npos) << old;
+}
+
+// A coding the server skipped would leave the body to be read as the next request.
+TEST_F(ServerTest, UnknownTransferEncodingsAreRefusedNeverSkipped) {
+  const std::string smuggled = "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const char* te : {"xchunked", "chunked, identity", "gzip, chunked", "identity", "chunked\x0b"}) {
+    auto r = round_trip(port, "POST /p HTTP/1.1\r\nHost: x\r\n" + kAuth + "Transfer-Encoding: " + te + "\r\n\r\n" +
+                                  "0\r\n\r\n" + smuggled, 2);
+    EXPECT_EQ(r.find("HTTP/1.1 200"), std::string::npos) << te << ": " << r;
+    EXPECT_TRUE(r.find("HTTP/1.1 501") != std::string::npos || r.find("HTTP/1.1 400") != std::string::npos) << te << r;
+  }
+  auto both = round_trip(port, "POST /p HTTP/1.1\r\nHost: x\r\n" + kAuth +
+                                   "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, 2);
+  EXPECT_NE(both.find("HTTP/1.1 400"), std::string::npos) << both;
+  EXPECT_EQ(both.find("HTTP/1.1 200"), std::string::npos) << both;
+  EXPECT_EQ(handler.calls.load(), 0);
+  auto chunked = round_trip(port, "POST /p HTTP/1.1\r\nHost: x\r\n" + kAuth +
+                                      "Transfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  EXPECT_NE(chunked.find("POST /p shop  abc"), std::string::npos) << chunked;
+}
+
+TEST_F(ServerTest, RepeatedWrongCredentialsAreThrottledPerSource) {
+  std::string wrong = post("/p", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: guess\r\n", "{}");
+  int unauthorized = 0;
+  std::string throttled;
+  for (int i = 0; i < 25; ++i) {
+    auto r = round_trip(port, wrong, 1, "127.0.0.3");
+    unauthorized += r.find("HTTP/1.1 401") != std::string::npos;
+    if (r.find("HTTP/1.1 429") != std::string::npos) throttled = r;
+  }
+  EXPECT_EQ(unauthorized, 20);  // the default burst
+  ASSERT_FALSE(throttled.empty());
+  EXPECT_NE(throttled.find("retry-after: "), std::string::npos) << throttled;
+  // The right token from the throttled source waits too; other sources are unaffected.
+  EXPECT_NE(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.3").find("HTTP/1.1 429"), std::string::npos);
+  EXPECT_NE(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.4").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(round_trip(port, "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n", 1, "127.0.0.3").find("HTTP/1.1 200"),
+            std::string::npos) << "public paths need no credentials, so nothing to throttle";
+}
+
+TEST(ServerLimitsTest, ConnectionsOverTheCapsAreClosedAtOnce) {
+  EchoHandler handler;
+  ServerOptions options;
+  options.port = 0;
+  options.max_connections = 3;
+  options.max_connections_per_source = 2;
+  options.public_paths = {"/manifest"};
+  Server server(options, handler);
+  uint16_t port = server.start().value();
+  auto closed_at_once = [](int fd) {
+    timeval tv{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char c;
+    return ::recv(fd, &c, 1, 0) == 0;
+  };
+  int a1 = connect_from(port, "127.0.0.5"), a2 = connect_from(port, "127.0.0.5");
+  int a3 = connect_from(port, "127.0.0.5");
+  EXPECT_TRUE(closed_at_once(a3)) << "a third connection from one source";
+  int b1 = connect_from(port, "127.0.0.6");
+  int b2 = connect_from(port, "127.0.0.6");
+  EXPECT_TRUE(closed_at_once(b2)) << "a fourth connection in all";
+  for (int fd : {a1, a2, a3, b1, b2}) ::close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server sees them go
+  auto r = round_trip(port, "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n", 1, "127.0.0.5");
+  EXPECT_NE(r.find("HTTP/1.1 200"), std::string::npos) << "served again once connections closed: " << r;
+  server.stop(std::chrono::milliseconds(100));
+}
+
+TEST(CredentialsTest, HashedTokensRotationAndRefusals) {
   Credentials c;
-  ASSERT_TRUE(c.add_hashed("m", "k", "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"));  // sha256("x")
+  ASSERT_TRUE(c.add_hashed("m", "k", {"2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"}));  // sha256("x")
   EXPECT_EQ(c.authenticate("k", "x"), "m");
   EXPECT_TRUE(c.authenticate("k", "nope").empty());
   EXPECT_TRUE(c.authenticate("other", "x").empty());
-  EXPECT_FALSE(c.add_hashed("m", "k", "not-hex"));
+  EXPECT_FALSE(c.add_hashed("n", "k2", {"not-hex"}));
+  ASSERT_TRUE(c.add("rotating", "k3", {"old-token", "new-token"}));
+  EXPECT_EQ(c.authenticate("k3", "old-token"), "rotating");
+  EXPECT_EQ(c.authenticate("k3", "new-token"), "rotating");
+  EXPECT_TRUE(c.authenticate("k3", "x").empty()) << "another merchant's token never opens this key";
+  EXPECT_FALSE(c.add("empty", "k4", {""}));
+  EXPECT_FALSE(c.add("none", "k5", {}));
+  EXPECT_FALSE(c.add("m", "k6", {"t"})) << "names are unique";
+  EXPECT_FALSE(c.add("dup-key", "k", {"t"})) << "appKeys are unique";
+  EXPECT_TRUE(c.authenticate("", "").empty());
+  EXPECT_EQ(c.names(), (std::vector<std::string>{"m", "rotating"}));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "spec_examples.hpp"
 
@@ -170,6 +171,57 @@ TEST(PppParseTest, FingerprintsIgnoreCardSecretsButNotDefiningFields) {
   EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("k", b));
   EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("other key", a));
   EXPECT_EQ(payment_fingerprint("k", a).find("4444333322221111"), std::string::npos);
+}
+
+// With '|' between unescaped fields, orderId "A|B" + reference "C" read as orderId "A" +
+// reference "B|C": a different payment would have replayed the first one's answer.
+TEST(PppParseTest, ShiftedSeparatorsMakeDifferentFingerprints) {
+  auto a = parse(kMinimal).value();
+  auto b = a;
+  a.order_id = "A|B";
+  a.reference = "C";
+  b.order_id = "A";
+  b.reference = "B|C";
+  EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("k", b));
+  b.order_id = "A1:";  // a length prefix cannot be forged either
+  b.reference = "C";
+  a.order_id = "A";
+  a.reference = "1:C";
+  EXPECT_NE(payment_fingerprint("k", a), payment_fingerprint("k", b));
+}
+
+TEST(PppParseTest, PaymentsStoredWithVersion1FingerprintsStillMatch) {
+  auto a = parse(kMinimal).value();
+  std::string current = payment_fingerprint("k", a);
+  EXPECT_EQ(current.rfind("v2:", 0), 0u);
+  EXPECT_TRUE(same_payment("k", current, current, a));
+  // What version 1 stored for this request: HMAC over the '|'-joined fields.
+  std::string v1 = crypto::to_hex(crypto::hmac_sha256(
+      "k", "payment/v1|" + std::to_string(a.value) + "|" + a.currency + "|" + a.payment_method + "|" + a.order_id +
+               "|" + a.reference + "|" + a.card_summary.bin + "|" + a.card_summary.last4));
+  EXPECT_TRUE(same_payment("k", v1, current, a));
+  auto b = a;
+  b.value += 1;
+  EXPECT_FALSE(same_payment("k", v1, payment_fingerprint("k", b), b));
+  EXPECT_FALSE(same_payment("k", current, payment_fingerprint("k", b), b));
+}
+
+TEST(PppParseTest, DuplicateMemberNamesAreRefused) {
+  for (std::string body : {
+           std::string(R"({"paymentId":"P1","paymentId":"P2"})"),
+           std::string(R"({"card":{"number":"4444333322221111","number":"4444333322221112"}})"),
+           std::string(R"({"value":1,"value":2})"),  // the same name, escaped
+       }) {
+    auto r = parse_create_payment(body);
+    ASSERT_FALSE(r) << body;
+    EXPECT_NE(r.error().message.find("twice"), std::string::npos) << r.error().message;
+  }
+  std::string many = "{";
+  for (int i = 0; i < 60; ++i) many += "\"k" + std::to_string(i) + "\":1,";
+  many += R"("k7":2})";  // past the inline table
+  EXPECT_FALSE(parse_create_payment(many));
+  std::string op = R"({"requestId":"R1","requestId":"R2","value":1})";
+  EXPECT_FALSE(parse_operation(OperationKind::kSettle, "P1", op));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ struct AuditLine {
   std::string after;
   std::string detail;
   std::string hash;
+  std::string merchant;  ///< who acted; empty for the acquirer or the connector
 };
 
 struct OperationInfo {
@@ -34,6 +35,7 @@ struct OperationInfo {
 /// callback URL without its query (it carries the gateway's signature).
 struct PaymentReport {
   std::string payment_id;
+  std::string owner;  ///< the merchant that created it; empty if stored before owners were recorded
   std::string state;
   std::string payment_method;
   std::string currency;

@@ -74,6 +74,8 @@ struct ServiceOptions {
   std::chrono::milliseconds reconcile_base{1'000};
   /// Failed status calls before the record is marked orphaned. Default: 5
   int reconcile_attempts = 5;
+  /// The merchant that owns payments stored before owners were recorded. Default: none
+  std::string legacy_owner;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
@@ -94,8 +96,11 @@ public:
   /// requests are answered 503.
   Status start(std::string public_url = {});
 
-  void create_payment(ppp::CreatePaymentRequest request, ReplyFn reply);
-  void operate(ppp::OperationRequest request, ReplyFn reply);
+  /// `merchant` is the authenticated caller: a new payment is theirs, and another merchant's
+  /// payment answers as if it did not exist (a Create Payment with its id: payment-conflict,
+  /// the same answer as a different payment of one's own; anything else: 404).
+  void create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply);
+  void operate(ppp::OperationRequest request, std::string merchant, ReplyFn reply);
 
   /// Applies a verified acquirer webhook through the payment's actor, with an inbox keyed by
   /// event id: 200 when applied, ignored as stale, or a duplicate with the same body; 409 for
@@ -104,10 +109,12 @@ public:
 
   /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
-  void refresh(std::string payment_id, ReplyFn reply);
+  void refresh(std::string payment_id, std::string merchant, ReplyFn reply);
 
-  /// POS: records the terminal that will take the card (identify-terminal phase only).
-  void submit_terminal(std::string payment_id, std::string serial, ReplyFn reply);
+  /// POS: records the terminal that will take the card (identify-terminal phase only). `token`
+  /// is the one the payment's submitUrl carries; without the right one the answer is the
+  /// same 404 as for a payment that does not exist, and the payment is not even looked up.
+  void submit_terminal(std::string payment_id, std::string_view token, std::string serial, ReplyFn reply);
 
   /// Number of live payment actors (blocking query, for tests and benchmarks).
   size_t live_actors();

@@ -10,28 +10,34 @@
 
 namespace idempay::http {
 
-/// Merchant AppKey/AppToken pairs. Tokens are kept only as SHA-256 digests and compared in
+/// Who may call: merchants by name, each with one AppKey and one or more AppTokens (several
+/// while a token is rotated). Tokens are kept only as SHA-256 digests and compared in
 /// constant time.
 class Credentials {
 public:
-  /// Loads `{"merchants":[{"name":..,"appKey":..,"appToken":..|"appTokenSha256":..}]}`.
-  static Result<Credentials> load_file(const std::string& path);
+  using Digest = std::array<uint8_t, 32>;
 
-  void add(std::string name, std::string app_key, std::string_view app_token);
-  Status add_hashed(std::string name, std::string app_key, std::string_view token_sha256_hex);
+  /// Adds a merchant. kInvalidArgument for an empty name, key or token, a name or appKey
+  /// already present, or no token at all.
+  Status add(std::string name, std::string app_key, const std::vector<std::string>& app_tokens);
+  /// The same with tokens given as hex SHA-256 digests (64 hex digits each).
+  Status add_hashed(std::string name, std::string app_key, const std::vector<std::string>& token_sha256_hex);
 
-  /// The merchant name when key and token match, empty otherwise. The time taken does not
-  /// depend on how much of the token matched.
+  /// The merchant's name when key and token match, empty otherwise. The time taken does not
+  /// depend on how much of the token matched, nor on which keys exist.
   std::string authenticate(std::string_view app_key, std::string_view app_token) const;
 
   size_t size() const { return merchants_.size(); }
+  /// Merchant names in the order they were added.
+  std::vector<std::string> names() const;
 
 private:
   struct Merchant {
     std::string name;
     std::string app_key;
-    std::array<uint8_t, 32> token_sha256{};
+    std::vector<Digest> token_sha256;
   };
+  Status add_digests(std::string name, std::string app_key, std::vector<Digest> digests);
   std::vector<Merchant> merchants_;
 };
 

@@ -26,7 +26,8 @@ struct Request {
   std::string query;  ///< after '?', possibly empty
   std::vector<Header> headers;
   std::string body;
-  std::string principal;  ///< the authenticated app key; empty on public routes
+  std::string principal;  ///< the authenticated merchant's name; empty on public routes
+  std::string source;     ///< the peer's IP address
 
   /// Value of the header named `lower_name`, empty if absent.
   std::string_view header(std::string_view lower_name) const;
@@ -69,9 +70,22 @@ struct ServerOptions {
   uint16_t port = 8080;            ///< 0 picks a free port
   int io_threads = 2;              ///< Default: 2
   size_t body_limit = 256 * 1024;  ///< larger bodies get 413. Default: 256 KiB
-  /// Time allowed to receive one whole request, and to wait for the next one on a kept-alive
-  /// connection. Default: 30 s
+  /// Time allowed to receive a whole request line and headers, counted from the connection's
+  /// accept or its previous answer: cuts idle kept-alive connections and slow senders alike.
+  /// Default: 20 s
+  std::chrono::milliseconds header_timeout{20'000};
+  /// Time allowed to receive a request's body once its headers are in. Default: 30 s
   std::chrono::milliseconds read_timeout{30'000};
+  /// Open connections at most; more are closed as soon as they are accepted. 0: half the
+  /// process's descriptor limit, at most 10,000. Default: 0
+  size_t max_connections = 0;
+  /// Open connections from one IP address at most. Default: 512
+  size_t max_connections_per_source = 512;
+  /// Wrong credentials a source may present at once before it is throttled (429 with
+  /// Retry-After on every authenticated path), and how many more it earns per second.
+  /// Default: 20, 1/s
+  double auth_failure_burst = 20;
+  double auth_failures_per_second = 1;
   /// Paths answered without credentials, e.g. "/manifest"; a trailing '*' matches any
   /// suffix ("/pos/*"). Default: none
   std::vector<std::string> public_paths;
@@ -79,8 +93,12 @@ struct ServerOptions {
   std::shared_ptr<const Credentials> credentials;
 };
 
-/// Boost.Beast HTTP/1.1 server: keep-alive, body limit, read timeouts, and constant-time
-/// credential checks on every non-public path (X-VTEX-API-* or X-PROVIDER-API-* headers).
+/// Boost.Beast HTTP/1.1 server: keep-alive, body limit, header and body timeouts, connection
+/// caps (in all and per source address), and constant-time credential checks on every
+/// non-public path (X-VTEX-API-* or X-PROVIDER-API-* headers) as soon as the headers are in,
+/// before any body byte is read. Framing is strict: HTTP/1.1 without Host, and any
+/// Transfer-Encoding but "chunked", are refused and the connection closed. Sources that keep
+/// presenting wrong credentials are throttled.
 class Server {
 public:
   Server(ServerOptions options, Handler& handler);
@@ -90,6 +108,10 @@ public:
 
   /// Binds, listens and starts the I/O threads; returns the bound port.
   Result<uint16_t> start();
+
+  /// Replaces the accepted credentials (a reloaded file); requests already authenticated
+  /// are not affected. Thread-safe.
+  void set_credentials(std::shared_ptr<const Credentials> credentials);
 
   /// Stops accepting, waits up to `drain` for requests in flight to be answered, then stops
   /// the I/O threads. Returns the number of requests still unanswered (0 = clean).

@@ -34,7 +34,8 @@ public:
   const std::string& text() const { return text_; }  ///< string value, or a number's raw text
   bool boolean() const { return boolean_; }
 
-  /// Parses a whole document; trailing content, bad UTF-8 and depth > 64 are errors.
+  /// Parses a whole document; trailing content, bad UTF-8, depth > 64 and an object with the
+  /// same member name twice are errors.
   static Result<JsonValue> parse(std::string_view json);
 
 private:

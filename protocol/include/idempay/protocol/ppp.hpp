@@ -65,8 +65,15 @@ Result<OperationRequest> parse_operation(OperationKind kind, std::string_view pa
 bool is_valid_identifier(std::string_view id);
 
 /// Keyed fingerprint over the fields that define a payment (value, currency, method,
-/// orderId, reference, card BIN and last 4), computed without any card secret.
+/// orderId, reference, card BIN and last 4), computed without any card secret, over an
+/// unambiguous (length-prefixed) encoding. Starts with its version, "v2:".
 std::string payment_fingerprint(std::string_view key, const CreatePaymentRequest& request);
+
+/// True if `stored`, a fingerprint of any version, is `request`'s; `current` is
+/// payment_fingerprint(key, request), which the caller has computed already. Payments stored
+/// with version 1 fingerprints keep replaying.
+bool same_payment(std::string_view key, std::string_view stored, std::string_view current,
+                  const CreatePaymentRequest& request);
 
 /// Keyed fingerprint of an operation (kind, payment, value).
 std::string operation_fingerprint(std::string_view key, const OperationRequest& request);

@@ -1,0 +1,179 @@
+#include "merchants.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "idempay/protocol/json_read.hpp"
+#include "private_files.hpp"
+
+namespace idempay::app {
+
+namespace {
+
+Error invalid(const std::string& where, const std::string& what) {
+  return Error{ErrorCode::kInvalidArgument, where + ": " + what};
+}
+
+// A string member that must be a non-empty string when present.
+Result<std::string> optional_string(const JsonValue& m, std::string_view name, const std::string& where) {
+  const JsonValue* v = m.find(name);
+  if (v == nullptr) {
+    return std::string();
+  }
+  if (v->type() != JsonValue::Type::kString || v->text().empty()) {
+    return tl::unexpected(invalid(where, std::string(name) + " must be a non-empty string"));
+  }
+  return v->text();
+}
+
+// One string or a non-empty array of them, each non-empty (several tokens during rotation).
+Result<std::vector<std::string>> strings(const JsonValue& v, std::string_view name, const std::string& where) {
+  std::vector<std::string> out;
+  if (v.type() == JsonValue::Type::kString) {
+    out.push_back(v.text());
+  } else if (v.type() == JsonValue::Type::kArray) {
+    for (const JsonValue& item : v.items()) {
+      if (item.type() != JsonValue::Type::kString) {
+        return tl::unexpected(invalid(where, std::string(name) + " must hold strings only"));
+      }
+      out.push_back(item.text());
+    }
+  }
+  if (out.empty() || std::any_of(out.begin(), out.end(), [](const std::string& s) { return s.empty(); })) {
+    return tl::unexpected(invalid(where, std::string(name) + " must be a non-empty string or array of them"));
+  }
+  return out;
+}
+
+// `<name>` inline, `<name>File` (a path whose content, without a final newline, is the
+// secret) or `<name>Env` (an environment variable); at most one of them.
+Result<std::string> secret(const JsonValue& m, const std::string& name, const std::string& where) {
+  auto inline_value = optional_string(m, name, where);
+  auto file = optional_string(m, name + "File", where);
+  auto env = optional_string(m, name + "Env", where);
+  for (auto* r : {&inline_value, &file, &env}) {
+    if (!*r) {
+      return tl::unexpected(r->error());
+    }
+  }
+  if (!inline_value->empty() + !file->empty() + !env->empty() > 1) {
+    return tl::unexpected(invalid(where, "give " + name + " one way only (inline, File or Env)"));
+  }
+  if (!file->empty()) {
+    auto text = read_text_file(*file);
+    if (!text) {
+      return tl::unexpected(invalid(where, name + "File: " + text.error().message));
+    }
+    while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) {
+      text->pop_back();
+    }
+    if (text->empty()) {
+      return tl::unexpected(invalid(where, name + "File " + *file + " is empty"));
+    }
+    return *text;
+  }
+  if (!env->empty()) {
+    const char* value = std::getenv(env->c_str());
+    if (value == nullptr || *value == '\0') {
+      return tl::unexpected(invalid(where, name + "Env: environment variable " + *env + " is not set"));
+    }
+    return std::string(value);
+  }
+  return *inline_value;
+}
+
+const std::set<std::string, std::less<>> kMerchantFields = {
+    "name", "appKey", "appToken", "appTokenSha256", "acquirer", "acquirerApiKey", "acquirerApiKeyFile",
+    "acquirerApiKeyEnv", "callbackAppKey", "callbackAppToken", "callbackAppTokenFile", "callbackAppTokenEnv"};
+
+Status read_merchant(const JsonValue& m, size_t index, http::Credentials& credentials, MerchantFile& out) {
+  std::string where = "merchants[" + std::to_string(index) + "]";
+  if (m.type() != JsonValue::Type::kObject) {
+    return tl::unexpected(invalid(where, "must be an object"));
+  }
+  for (const auto& [field, unused] : m.members()) {
+    if (kMerchantFields.count(field) == 0) {
+      return tl::unexpected(invalid(where, "unknown field \"" + field + "\""));
+    }
+  }
+  auto key = optional_string(m, "appKey", where);
+  if (!key || key->empty()) {
+    return tl::unexpected(key ? invalid(where, "appKey is required") : key.error());
+  }
+  auto name = optional_string(m, "name", where);
+  if (!name) {
+    return tl::unexpected(name.error());
+  }
+  std::string merchant = name->empty() ? *key : *name;
+  where += " (" + merchant + ")";
+  const JsonValue* token = m.find("appToken");
+  const JsonValue* hashed = m.find("appTokenSha256");
+  if ((token == nullptr) == (hashed == nullptr)) {
+    return tl::unexpected(invalid(where, "needs exactly one of appToken and appTokenSha256"));
+  }
+  auto tokens = strings(token ? *token : *hashed, token ? "appToken" : "appTokenSha256", where);
+  if (!tokens) {
+    return tl::unexpected(tokens.error());
+  }
+  auto added = token ? credentials.add(merchant, *key, *tokens) : credentials.add_hashed(merchant, *key, *tokens);
+  if (!added) {
+    return tl::unexpected(invalid(where, added.error().message));
+  }
+  MerchantSettings settings;
+  auto acquirer = optional_string(m, "acquirer", where);
+  auto api_key = secret(m, "acquirerApiKey", where);
+  auto cb_key = optional_string(m, "callbackAppKey", where);
+  auto cb_token = secret(m, "callbackAppToken", where);
+  for (auto* r : {&acquirer, &api_key, &cb_key, &cb_token}) {
+    if (!*r) {
+      return tl::unexpected(r->error());
+    }
+  }
+  if (cb_key->empty() != cb_token->empty()) {
+    return tl::unexpected(invalid(where, "callbackAppKey and callbackAppToken go together"));
+  }
+  settings.acquirer = std::move(*acquirer);
+  settings.acquirer_api_key = std::move(*api_key);
+  settings.callback_app_key = std::move(*cb_key);
+  settings.callback_app_token = std::move(*cb_token);
+  if (out.first_merchant.empty()) {
+    out.first_merchant = merchant;
+  }
+  out.settings.emplace(std::move(merchant), std::move(settings));
+  return {};
+}
+
+}  // namespace
+
+Result<MerchantFile> load_merchant_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) {
+    return tl::unexpected(text.error());
+  }
+  auto doc = JsonValue::parse(*text);
+  if (!doc) {
+    return tl::unexpected(invalid(path, doc.error().message));
+  }
+  const JsonValue* merchants = doc->find("merchants");
+  if (doc->type() != JsonValue::Type::kObject || merchants == nullptr ||
+      merchants->type() != JsonValue::Type::kArray || merchants->items().empty()) {
+    return tl::unexpected(invalid(path, "expected {\"merchants\": [ at least one merchant ]}"));
+  }
+  for (const auto& [field, unused] : doc->members()) {
+    if (field != "merchants") {
+      return tl::unexpected(invalid(path, "unknown field \"" + field + "\""));
+    }
+  }
+  auto credentials = std::make_shared<http::Credentials>();
+  MerchantFile out;
+  for (size_t i = 0; i < merchants->items().size(); ++i) {
+    if (auto s = read_merchant(merchants->items()[i], i, *credentials, out); !s) {
+      return tl::unexpected(invalid(path, s.error().message));
+    }
+  }
+  out.credentials = std::move(credentials);
+  return out;
+}
+
+}  // namespace idempay::app

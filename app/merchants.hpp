@@ -1,0 +1,33 @@
+#pragma once
+// The merchants file (--credentials): who may call the PPP routes, and each merchant's own
+// settings. See docs/configuration.md for the format.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "idempay/http/credentials.hpp"
+#include "idempay/protocol/error.hpp"
+
+namespace idempay::app {
+
+/// One merchant's settings beyond its credentials; empty fields mean "the connector's own".
+struct MerchantSettings {
+  std::string acquirer;          ///< "stub" or an acquirer's base URL; empty: --acquirer
+  std::string acquirer_api_key;  ///< sent to that acquirer as `Authorization: Bearer ...`
+  std::string callback_app_key;  ///< VTEX credentials for this merchant's callbacks
+  std::string callback_app_token;
+};
+
+struct MerchantFile {
+  std::shared_ptr<const http::Credentials> credentials;
+  std::map<std::string, MerchantSettings> settings;  ///< by merchant name
+  std::string first_merchant;                        ///< owner of payments stored before owners were
+};
+
+/// Reads and checks the whole file: a missing, empty or non-string token, a duplicate appKey
+/// or name, a duplicate JSON member, an unknown field or an unreadable secret file is a
+/// kInvalidArgument naming the place. Secrets may be given inline, as `...File` (a path) or
+/// as `...Env` (an environment variable's name).
+Result<MerchantFile> load_merchant_file(const std::string& path);
+
+}  // namespace idempay::app
