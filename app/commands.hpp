@@ -32,6 +32,11 @@ struct ServeConfig {
   int64_t max_connections_per_source = 512;
   int64_t header_timeout_ms = 20'000;
   std::vector<std::string> acquirer_webhook_secrets;  ///< whsec_...; several during rotation
+  /// Files holding secrets, so that they appear neither in `ps` nor in the environment: the
+  /// webhook secrets one per line, the others alone (a final newline is ignored).
+  std::vector<std::string> acquirer_webhook_secret_files;
+  std::string callback_app_token_file;
+  std::string callback_signing_secret_file;
   std::string callback_app_key;
   std::string callback_app_token;
   std::string callback_signing_secret;  ///< whsec_...; generated into the data dir if empty

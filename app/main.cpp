@@ -72,6 +72,15 @@ int main(int argc, char** argv) {
   s->add_option("--acquirer-webhook-secret", serve.acquirer_webhook_secrets,
                 "whsec_ secret(s) that sign acquirer webhooks (repeat during rotation)")
       ->envname("IDEMPAY_ACQUIRER_WEBHOOK_SECRET");
+  s->add_option("--acquirer-webhook-secret-file", serve.acquirer_webhook_secret_files,
+                "file(s) with whsec_ secrets, one per line (instead of --acquirer-webhook-secret)")
+      ->envname("IDEMPAY_ACQUIRER_WEBHOOK_SECRET_FILE");
+  s->add_option("--callback-app-token-file", serve.callback_app_token_file,
+                "file with the connector's own VTEX AppToken (instead of --callback-app-token)")
+      ->envname("IDEMPAY_CALLBACK_APP_TOKEN_FILE");
+  s->add_option("--callback-signing-secret-file", serve.callback_signing_secret_file,
+                "file with the whsec_ callback signing secret (instead of --callback-signing-secret)")
+      ->envname("IDEMPAY_CALLBACK_SIGNING_SECRET_FILE");
   s->add_option("--callback-app-key", serve.callback_app_key, "the connector's own VTEX AppKey for callbacks")
       ->envname("IDEMPAY_CALLBACK_APP_KEY");
   s->add_option("--callback-app-token", serve.callback_app_token, "the connector's own VTEX AppToken")

@@ -1,6 +1,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <spdlog/sinks/stdout_sinks.h>
@@ -139,6 +140,47 @@ Result<std::string> dev_secret(const ServeConfig& config, const char* file) {
                                [] { return webhooks::generate_secret(); });
 }
 
+// The first line of a secret file, without its line ending; kInvalidArgument if empty.
+Result<std::string> secret_from_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) {
+    return tl::unexpected(text.error());
+  }
+  std::string line = text->substr(0, text->find_first_of("\r\n"));
+  if (line.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, path + " holds no secret");
+  }
+  return line;
+}
+
+// Fills in the secrets given as files; a file given replaces the option it stands for.
+Status read_secret_files(ServeConfig& config) {
+  for (const auto& path : config.acquirer_webhook_secret_files) {
+    auto text = read_text_file(path);
+    if (!text) {
+      return tl::unexpected(text.error());
+    }
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty()) {
+        config.acquirer_webhook_secrets.push_back(line);
+      }
+    }
+  }
+  for (auto [file, target] : {std::pair{&config.callback_app_token_file, &config.callback_app_token},
+                              std::pair{&config.callback_signing_secret_file, &config.callback_signing_secret}}) {
+    if (!file->empty()) {
+      auto secret = secret_from_file(*file);
+      if (!secret) {
+        return tl::unexpected(secret.error());
+      }
+      *target = std::move(*secret);
+    }
+  }
+  return {};
+}
+
 Result<std::vector<std::string>> decode_secrets(const std::vector<std::string>& secrets) {
   std::vector<std::string> keys;
   for (const auto& s : secrets) {
@@ -177,8 +219,13 @@ void raise_descriptor_limit() {
 }
 }  // namespace
 
-int run_serve(const ServeConfig& config) {
+int run_serve(const ServeConfig& given) {
   raise_descriptor_limit();
+  ServeConfig config = given;
+  if (auto secrets = read_secret_files(config); !secrets) {
+    spdlog::error("{}", secrets.error().message);
+    return 2;
+  }
   http::ServerOptions server_options;
   if (!split_host_port(config.listen, server_options.host, server_options.port)) {
     spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
