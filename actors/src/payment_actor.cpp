@@ -174,7 +174,9 @@ void PaymentActor::reply_all(std::vector<ReplySink>& sinks, const Reply& reply) 
 }
 
 void PaymentActor::abandon(std::vector<ReplySink>& sinks, const Error& e) {
-  spdlog::warn("payment {}: {}", id_, e.message);
+  // A storage outage is logged once, by the store, not once per request it refuses.
+  spdlog::log(e.code == ErrorCode::kUnavailable ? spdlog::level::debug : spdlog::level::warn, "payment {}: {}", id_,
+              e.message);
   reply_all(sinks, error_reply(e.code == ErrorCode::kConflict
                                    ? Error{ErrorCode::kUnavailable, "concurrent update; retry"}
                                    : e));

@@ -17,6 +17,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 
 #include "idempay/storage/store.hpp"
 
@@ -71,7 +72,10 @@ public:
     for (auto* h : handles_) {
       db_->DestroyColumnFamilyHandle(h);
     }
-    if (!read_only_) {
+    // After a failed write the WAL's writer keeps its error, and syncing it again trips an
+    // assertion in Debian's RocksDB (an abort at shutdown). Synced commits are on disk
+    // already; only riding-along ones wait for this sync.
+    if (!read_only_ && healthy_) {
       db_->FlushWAL(true).PermitUncheckedError();
     }
     delete db_;
@@ -137,16 +141,64 @@ private:
       {
         std::unique_lock lock(mutex_);
         committer_waiting_ = true;
-        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        auto ready = [this] { return stopping_ || !queue_.empty(); };
+        if (healthy_) {
+          wake_.wait(lock, ready);
+        } else {
+          wake_.wait_for(lock, kResumeInterval, ready);  // keeps trying to resume when idle too
+        }
         committer_waiting_ = false;
-        if (queue_.empty()) {
+        if (queue_.empty() && stopping_) {
           return;  // stopping and drained
         }
         group.swap(queue_);
       }
-      commit_group(group);
-      group.clear();
+      if (!healthy_) {
+        try_resume();
+      }
+      if (!group.empty()) {
+        commit_group(group);
+        group.clear();
+      }
     }
+  }
+
+  // -- health: a full or failing disk is an outage, not a crash ------------------------------
+  //
+  // A failed write puts RocksDB in a background-error state where every write fails at once
+  // (callers get kUnavailable: retryable) and reads go on (replays of stored answers). RocksDB
+  // recovers from a full disk by itself once enough space is free; Resume() is asked once a
+  // second as well, for errors it does not retry alone and to notice the recovery when idle.
+
+  static constexpr auto kResumeInterval = std::chrono::seconds(1);
+
+  void note_write(const rocksdb::Status& s) {
+    auto now = std::chrono::steady_clock::now();
+    if (!s.ok() && healthy_) {
+      healthy_ = false;
+      unhealthy_since_ = last_resume_ = now;
+      spdlog::error("storage unhealthy: a write failed ({}); every write is refused (503) until it recovers, "
+                    "stored answers are still served", s.ToString());
+    } else if (s.ok() && !healthy_) {
+      mark_healthy(now);
+    }
+  }
+
+  void try_resume() {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_resume_ < kResumeInterval) {
+      return;
+    }
+    last_resume_ = now;
+    if (db_->Resume().ok()) {
+      mark_healthy(now);
+    }
+  }
+
+  void mark_healthy(std::chrono::steady_clock::time_point now) {
+    healthy_ = true;
+    spdlog::info("storage healthy again: writes resumed after {} s",
+                 std::chrono::duration_cast<std::chrono::seconds>(now - unhealthy_since_).count());
   }
 
   // Stages each batch whose conditions hold (against the store plus the batches staged
@@ -166,6 +218,7 @@ private:
       rocksdb::WriteOptions wo;
       wo.sync = sync_ && any_synced;  // a group of riding-along commits waits for the next sync
       auto s = db_->Write(wo, &wb);
+      note_write(s);
       if (!s.ok()) {
         for (auto& r : results) {
           if (r) {
@@ -231,6 +284,10 @@ private:
   std::deque<PendingCommit> queue_;
   bool stopping_ = false;
   bool committer_waiting_ = false;
+  // Touched by the committer thread only (and by the destructor after joining it).
+  bool healthy_ = true;
+  std::chrono::steady_clock::time_point unhealthy_since_;
+  std::chrono::steady_clock::time_point last_resume_;
   std::thread committer_;  // last: starts after everything it uses exists
 };
 
