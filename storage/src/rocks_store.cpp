@@ -3,6 +3,9 @@
 // that is waiting with one synced write.
 #include <pthread.h>
 
+#include <cstdarg>
+#include <cstdio>
+
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -291,6 +294,30 @@ private:
   std::thread committer_;  // last: starts after everything it uses exists
 };
 
+// RocksDB's own messages go to the service's log, never to a LOG file in the data directory:
+// on a full disk that file's writer keeps its first error, and Debian's RocksDB asserts on the
+// next line written to it (an abort inside Write(), seen on an 8 MB tmpfs). Warnings and errors
+// keep their level; the rest (flush and compaction chatter) is debug.
+class ServiceLogger final : public rocksdb::Logger {
+public:
+  ServiceLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL) {}
+
+  void Logv(const char* format, va_list ap) override { Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap); }
+
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    auto to = level == rocksdb::InfoLogLevel::WARN_LEVEL    ? spdlog::level::warn
+              : level == rocksdb::InfoLogLevel::ERROR_LEVEL ? spdlog::level::err
+              : level == rocksdb::InfoLogLevel::FATAL_LEVEL ? spdlog::level::critical
+                                                            : spdlog::level::debug;
+    if (!spdlog::should_log(to)) {
+      return;
+    }
+    char line[1024];
+    std::vsnprintf(line, sizeof line, format, ap);
+    spdlog::log(to, "rocksdb: {}", line);
+  }
+};
+
 // Memory is bounded by design, whatever the number of payments stored: one block cache holds
 // data blocks, indexes and Bloom filters, and one budget caps all memtables together.
 constexpr size_t kBlockCacheBytes = 64u << 20;
@@ -333,6 +360,7 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   // end: a final fsync of a whole 16 MB table queued the WAL's fdatasync behind it (commits
   // of 20-40 ms, the p99 of creates tripled as the store grew).
   db_options.bytes_per_sync = 1 << 20;
+  db_options.info_log = std::make_shared<ServiceLogger>();
   auto cache = rocksdb::NewLRUCache(kBlockCacheBytes);
   auto family = family_options(cache);
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
