@@ -35,14 +35,17 @@ void HttpCallbackTransport::send(actors::CallbackAttempt attempt, std::function<
     refused.error = Error{ErrorCode::kForbidden, allowed.error().message};
     return done(std::move(refused));
   }
+  auto own = options_.merchants ? options_.merchants->callback_credentials(attempt.merchant) : std::nullopt;
+  const std::string& app_key = own ? own->first : options_.app_key;
+  const std::string& app_token = own ? own->second : options_.app_token;
   int64_t now = unix_seconds();
   http::OutboundRequest r;
   r.method = "POST";
   r.url = attempt.url;
   r.headers = {{"content-type", "application/json"},
                {"accept", "application/json"},
-               {"x-vtex-api-appkey", options_.app_key},
-               {"x-vtex-api-apptoken", options_.app_token},
+               {"x-vtex-api-appkey", app_key},
+               {"x-vtex-api-apptoken", app_token},
                {"webhook-id", attempt.delivery_id},
                {"webhook-timestamp", std::to_string(now)},
                {"webhook-signature", webhooks::sign(options_.signing_key, attempt.delivery_id, now, attempt.body)}};

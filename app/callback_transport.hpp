@@ -5,6 +5,7 @@
 
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/client.hpp"
+#include "merchant_directory.hpp"
 
 namespace idempay::app {
 
@@ -15,6 +16,9 @@ struct CallbackTransportOptions {
   /// Checked again before every attempt: a stored URL whose host is no longer allowed is a
   /// refused destination (dead letter), never contacted.
   http::DestinationRules destinations;
+  /// Merchants with callback credentials of their own; their payments' callbacks carry those
+  /// instead of app_key/app_token. Optional.
+  const MerchantDirectory* merchants = nullptr;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds total_timeout{15'000};
   std::string extra_ca_file;

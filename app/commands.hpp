@@ -61,6 +61,7 @@ struct StubConfig {
   int64_t pending_delay_ms = 2'000;
   std::string webhook_url;
   std::string webhook_secret;
+  std::vector<std::string> api_keys;  ///< required as `Authorization: Bearer KEY` when set
 };
 
 struct DeliveriesConfig {

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   st->add_option("--webhook-url", stub.webhook_url, "where to POST signed outcome webhooks");
   st->add_option("--webhook-secret", stub.webhook_secret, "whsec_ secret that signs them");
+  st->add_option("--api-key", stub.api_keys, "require Authorization: Bearer KEY on acquirer calls (repeatable)");
 
   DeliveriesConfig deliveries;
   auto* dl = app.add_subcommand("deliveries", "list callback deliveries or replay a dead letter (stopped connector)");

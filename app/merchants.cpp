@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "idempay/http/url.hpp"
 #include "idempay/protocol/json_read.hpp"
 #include "private_files.hpp"
 
@@ -130,6 +131,11 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
       return tl::unexpected(r->error());
     }
   }
+  if (!acquirer->empty()) {
+    if (auto route = check_acquirer_route(*acquirer); !route) {
+      return tl::unexpected(invalid(where, route.error().message));
+    }
+  }
   if (cb_key->empty() != cb_token->empty()) {
     return tl::unexpected(invalid(where, "callbackAppKey and callbackAppToken go together"));
   }
@@ -145,6 +151,16 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
 }
 
 }  // namespace
+
+Status check_acquirer_route(const std::string& route) {
+  if (route == kStubRoute) {
+    return {};
+  }
+  if (auto url = http::Url::parse(route); !url) {
+    return make_error(ErrorCode::kInvalidArgument, "acquirer must be 'stub' or an http(s) URL: " + url.error().message);
+  }
+  return {};
+}
 
 Result<MerchantFile> load_merchant_file(const std::string& path) {
   auto text = read_text_file(path);

@@ -24,6 +24,12 @@ struct MerchantFile {
   std::string first_merchant;                        ///< owner of payments stored before owners were
 };
 
+/// The route of the in-process acquirer stub.
+inline constexpr std::string_view kStubRoute = "stub";
+
+/// "stub" or a valid http(s) URL: what a merchant's "acquirer" and --acquirer may name.
+Status check_acquirer_route(const std::string& route);
+
 /// Reads and checks the whole file: a missing, empty or non-string token, a duplicate appKey
 /// or name, a duplicate JSON member, an unknown field or an unreadable secret file is a
 /// kInvalidArgument naming the place. Secrets may be given inline, as `...File` (a path) or

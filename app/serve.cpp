@@ -109,16 +109,19 @@ Result<std::string> merchants_path(const ServeConfig& config) {
   return path;
 }
 
-// SIGHUP: the merchants file is read again; if it is valid, new credentials apply to the next
-// request; if not, the old ones stay and the error is logged.
-void reload_merchants(const std::string& path, http::Server& server) {
+// SIGHUP: the merchants file is read again; if it is valid, new credentials and settings apply
+// to the next request (payments already created keep their acquirer); if not, the old ones
+// stay and the error is logged.
+void reload_merchants(const std::string& path, http::Server& server, MerchantDirectory& merchants) {
   auto reloaded = load_merchant_file(path);
   if (!reloaded) {
     spdlog::error("SIGHUP: {} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
     return;
   }
+  size_t count = reloaded->credentials->size();
   server.set_credentials(reloaded->credentials);
-  spdlog::info("SIGHUP: {} reloaded ({} merchants)", path, reloaded->credentials->size());
+  merchants.replace(std::move(*reloaded));
+  spdlog::info("SIGHUP: {} reloaded ({} merchants)", path, count);
 }
 
 Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
@@ -193,14 +196,13 @@ Result<std::vector<std::string>> decode_secrets(const std::vector<std::string>& 
   return keys;
 }
 
-std::unique_ptr<acquirer::Acquirer> make_acquirer(const ServeConfig& config) {
-  if (config.acquirer == "stub") {
-    acquirer::StubOptions options;
-    options.latency = std::chrono::milliseconds(config.stub_latency_ms);
-    options.pending_delay = std::chrono::milliseconds(config.stub_pending_delay_ms);
-    return std::make_unique<acquirer::StubAcquirer>(options);
-  }
-  return acquirer::make_http_acquirer(config.acquirer, std::chrono::milliseconds(config.acquirer_timeout_ms));
+AcquirerDefaults acquirer_defaults(const ServeConfig& config) {
+  AcquirerDefaults d;
+  d.route = config.acquirer;
+  d.timeout = std::chrono::milliseconds(config.acquirer_timeout_ms);
+  d.stub.latency = std::chrono::milliseconds(config.stub_latency_ms);
+  d.stub.pending_delay = std::chrono::milliseconds(config.stub_pending_delay_ms);
+  return d;
 }
 
 // The default split: half the cores for HTTP I/O, half for the actors. Every extra thread
@@ -246,22 +248,22 @@ int run_serve(const ServeConfig& given) {
     spdlog::error("cannot open the store: {}", store.error().message);
     return 1;
   }
-  auto acquirer = make_acquirer(config);
-  if (!acquirer) {
-    spdlog::error("--acquirer must be 'stub' or an http:// URL, got {}", config.acquirer);
+  if (auto route = check_acquirer_route(config.acquirer); !route) {
+    spdlog::error("--acquirer: {}", route.error().message);
     return 2;
   }
+  auto credentials = merchants->credentials;
+  std::string legacy_owner = merchants->first_merchant;
+  auto directory = std::make_unique<MerchantDirectory>(std::move(*merchants), acquirer_defaults(config));
   auto webhook_keys = decode_secrets(config.acquirer_webhook_secrets);
   if (!webhook_keys) {
     spdlog::error("--acquirer-webhook-secret: {}", webhook_keys.error().message);
     return 2;
   }
   // The in-process stub reports to this very server, signed with a key of its own.
-  auto* stub = dynamic_cast<acquirer::StubAcquirer*>(acquirer.get());
+  acquirer::StubAcquirer* stub = directory->uses_stub() ? &directory->stub() : nullptr;
   std::string stub_key = crypto::random_bytes(32);
-  if (stub != nullptr) {
-    webhook_keys->push_back(stub_key);
-  }
+  webhook_keys->push_back(stub_key);
   std::string signing_secret = config.callback_signing_secret;
   if (signing_secret.empty()) {
     auto generated = dev_secret(config, "dev-callback-secret");
@@ -294,6 +296,7 @@ int run_serve(const ServeConfig& given) {
   transport_options.app_token = config.callback_app_token;
   transport_options.signing_key = *signing_key;
   transport_options.destinations = callback_rules;
+  transport_options.merchants = directory.get();
   transport_options.total_timeout = std::chrono::milliseconds(config.callback_timeout_ms);
   transport_options.extra_ca_file = config.callback_ca_file;
   auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
@@ -306,8 +309,8 @@ int run_serve(const ServeConfig& given) {
   service_options.callbacks.max_per_destination = config.callback_max_per_destination;
   service_options.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
   service_options.reconcile_attempts = config.reconcile_attempts;
-  service_options.legacy_owner = merchants->first_merchant;
-  auto service = std::make_unique<actors::PaymentService>(**store, *acquirer, *transport, service_options);
+  service_options.legacy_owner = legacy_owner;
+  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport, service_options);
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
   handler_options.stub = stub;
@@ -319,7 +322,7 @@ int run_serve(const ServeConfig& given) {
   server_options.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config.max_connections_per_source));
   server_options.header_timeout = std::chrono::milliseconds(config.header_timeout_ms);
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
-  server_options.credentials = merchants->credentials;
+  server_options.credentials = credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();  // answers 503 until the service has started
   if (!port) {
@@ -336,16 +339,14 @@ int run_serve(const ServeConfig& given) {
     spdlog::error("cannot start: {}", s.error().message);
     return 1;
   }
-  if (stub != nullptr) {
-    stub->enable_webhooks({self_url + "/webhooks/acquirer", stub_key});
-  }
+  directory->enable_stub_webhooks(self_url + "/webhooks/acquirer", stub_key);
   // Tests and scripts read this line to learn the port when listening on port 0.
   spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
                config.acquirer, config.data_dir);
 
   int sig = 0;
   while ((sig = wait_for_service_signal()) == SIGHUP) {
-    reload_merchants(*path, *server);
+    reload_merchants(*path, *server, *directory);
   }
   spdlog::info("signal {} received: draining", sig);
   size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));
@@ -356,8 +357,8 @@ int run_serve(const ServeConfig& given) {
   // then the acquirer, then the objects the callbacks of both may still reach.
   service->shutdown();
   store->reset();
-  acquirer.reset();
   transport.reset();
+  directory.reset();
   service.reset();
   server.reset();
   spdlog::info("stopped cleanly");

@@ -24,7 +24,7 @@ int run_acquirer_stub(const StubConfig& config) {
     }
     stub.enable_webhooks({config.webhook_url, *key});
   }
-  acquirer::StubHandler handler(stub);
+  acquirer::StubHandler handler(stub, config.api_keys);
   http::Server server(options, handler);
   auto port = server.start();
   if (!port) {

@@ -24,16 +24,21 @@ http::ClientCallback decoding(Callback<T> done, Decode decode) {
 
 class HttpAcquirer final : public Acquirer {
 public:
-  HttpAcquirer(http::Url url, std::chrono::milliseconds timeout) : url_(std::move(url)), timeout_(timeout) {}
+  HttpAcquirer(http::Url url, std::chrono::milliseconds timeout, const std::string& api_key)
+      : url_(std::move(url)), timeout_(timeout) {
+    if (!api_key.empty()) {
+      headers_.push_back({"authorization", "Bearer " + api_key});
+    }
+  }
 
   void authorize(AuthorizeCall call, Callback<Authorization> done) override {
     client_.request(url_, "POST", "/authorize", wire::encode(call), timeout_,
-                    decoding(std::move(done), wire::decode_authorization));
+                    decoding(std::move(done), wire::decode_authorization), headers_);
   }
 
   void operate(OperationCall call, Callback<OperationOutcome> done) override {
     client_.request(url_, "POST", "/operations", wire::encode(call), timeout_,
-                    decoding(std::move(done), wire::decode_operation_outcome));
+                    decoding(std::move(done), wire::decode_operation_outcome), headers_);
   }
 
   void status(std::string key, Callback<std::optional<Authorization>> done) override {
@@ -50,24 +55,26 @@ public:
                         return done(tl::unexpected(a.error()));
                       }
                       done(std::optional<Authorization>(std::move(*a)));
-                    });
+                    },
+                    headers_);
   }
 
 private:
   http::Url url_;
   std::chrono::milliseconds timeout_;
+  std::vector<http::Header> headers_;  // the merchant's credentials at this acquirer, if any
   http::Client client_;
 };
 
 }  // namespace
 
-std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url,
-                                             std::chrono::milliseconds timeout) {
+std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
+                                             const std::string& api_key) {
   auto url = http::Url::parse(base_url);
-  if (!url) {
+  if (!url || !http::is_safe_header_value(api_key)) {
     return nullptr;
   }
-  return std::make_unique<HttpAcquirer>(std::move(*url), timeout);
+  return std::make_unique<HttpAcquirer>(std::move(*url), timeout, api_key);
 }
 
 }  // namespace idempay::acquirer

@@ -1,5 +1,7 @@
 #include "idempay/acquirer/stub_server.hpp"
 
+#include <algorithm>
+
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "wire.hpp"
@@ -14,10 +16,23 @@ http::Response bad_request(const Error& e) {
 }
 }  // namespace
 
+bool StubHandler::authorized(const http::Request& request) const {
+  if (api_keys_.empty()) {
+    return true;
+  }
+  std::string_view presented = request.header("authorization");
+  return std::any_of(api_keys_.begin(), api_keys_.end(),
+                     [presented](const std::string& key) { return presented == "Bearer " + key; });
+}
+
 void StubHandler::handle(http::Request request, http::Responder respond) {
   const std::string& path = request.path;
   if (request.method == "GET" && path == "/ledger") {
     return respond(http::Response(200, stub_.ledger_json()));
+  }
+  bool acquirer_route = path == "/authorize" || path == "/operations" || path.rfind("/authorizations/", 0) == 0;
+  if (acquirer_route && !authorized(request)) {
+    return respond(http::Response(401, R"({"error":"missing or unknown API key"})"));
   }
   if (request.method == "POST" && path == "/authorize") {
     auto call = wire::decode_authorize_call(request.body);

@@ -107,7 +107,7 @@ private:
 
   void attempt(const OutboxEntry& entry) {
     auto id = entry.id;
-    ctx_.transport->send(CallbackAttempt{entry.id, entry.url, entry.body},
+    ctx_.transport->send(CallbackAttempt{entry.id, entry.merchant, entry.url, entry.body},
                          in_actor<CallbackResult>(self_, [me = shared_from_this(), id](CallbackResult r) {
                            me->on_result(id, std::move(r));
                          }));

@@ -126,7 +126,7 @@ std::function<void(T)> in_actor(caf::event_based_actor* self, std::function<void
 /// What every payment actor needs; owned by the service, outlives all actors.
 struct ActorContext {
   storage::Store* store = nullptr;
-  acquirer::Acquirer* acquirer = nullptr;
+  AcquirerRoutes* acquirers = nullptr;
   std::string fingerprint_key;
   std::chrono::milliseconds idle_timeout{30'000};
   CallbackTransport* transport = nullptr;

@@ -10,7 +10,8 @@ namespace idempay::actors {
 std::string encode(const OutboxEntry& e) {
   JsonWriter w;
   w.begin_object();
-  w.key("id").string(e.id).key("paymentId").string(e.payment_id).key("url").string(e.url);
+  w.key("id").string(e.id).key("paymentId").string(e.payment_id).key("merchant").string(e.merchant);
+  w.key("url").string(e.url);
   w.key("body").string(e.body).key("attempts").number(e.attempts);
   w.key("createdAt").number(e.created_at).key("nextAttemptAt").number(e.next_attempt_at);
   w.key("lastStatus").number(e.last_status).key("lastError").string(e.last_error);
@@ -27,6 +28,7 @@ Result<OutboxEntry> decode_outbox(std::string_view json) {
   OutboxEntry e;
   e.id = doc->string_or("id");
   e.payment_id = doc->string_or("paymentId");
+  e.merchant = doc->string_or("merchant");
   e.url = doc->string_or("url");
   e.body = doc->string_or("body");
   e.attempts = static_cast<int>(doc->int_or("attempts"));

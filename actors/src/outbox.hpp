@@ -11,6 +11,7 @@ namespace idempay::actors {
 struct OutboxEntry {
   std::string id;  ///< stable delivery id, the webhook-id
   std::string payment_id;
+  std::string merchant;  ///< the payment's owner: whose callback credentials the attempt carries
   std::string url;
   std::string body;
   int attempts = 0;

@@ -110,9 +110,11 @@ private:
 
   // The payment belongs to `merchant`; payments stored before owners were recorded belong to
   // the legacy owner (the first merchant of the credentials file).
-  bool owned_by(const std::string& merchant) const {
-    return (record_->owner.empty() ? ctx_.legacy_owner : record_->owner) == merchant;
-  }
+  const std::string& owner() const { return record_->owner.empty() ? ctx_.legacy_owner : record_->owner; }
+  bool owned_by(const std::string& merchant) const { return owner() == merchant; }
+
+  // The acquirer this payment went to when it was created, with its owner's credentials.
+  acquirer::Acquirer& payment_acquirer() const { return ctx_.acquirers->acquirer(record_->acquirer_route, owner()); }
 
   // What another merchant hears about a payment: exactly what a payment that does not exist
   // answers, byte for byte.

@@ -130,6 +130,7 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
   r.transaction_id = request.transaction_id;
   r.merchant = request.merchant_name;
   r.owner = inflight_merchant_;
+  r.acquirer_route = ctx_.acquirers->route_for(r.owner);
   r.fingerprint = std::move(fingerprint);
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
@@ -176,7 +177,7 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
 
 void PaymentActor::reconcile(ppp::CreatePaymentRequest request) {
   auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
-  ctx_.acquirer->status(id_,
+  payment_acquirer().status(id_,
                         in_actor<Result<std::optional<acquirer::Authorization>>>(
                             [me = shared_from_this(), req](Result<std::optional<acquirer::Authorization>> r) {
                               if (!r) {
@@ -198,7 +199,7 @@ void PaymentActor::call_authorize(ppp::CreatePaymentRequest request) {
   call.merchant_name = request.merchant_name;
   call.terminal_serial = record_ ? record_->terminal_serial : "";
   call.card = std::move(request.card);  // card data lives only in this call
-  ctx_.acquirer->authorize(std::move(call), in_actor<Result<acquirer::Authorization>>(
+  payment_acquirer().authorize(std::move(call), in_actor<Result<acquirer::Authorization>>(
                                                 [me = shared_from_this()](Result<acquirer::Authorization> r) {
                                                   me->on_authorized(std::move(r));
                                                 }));

@@ -131,7 +131,7 @@ void PaymentActor::call_operation(ppp::OperationRequest req, OperationRecord op,
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.acquirer_key.empty() ? req.request_id : op.acquirer_key;
   acquirer::OperationCall call{req.kind, std::move(key), id_, record_ ? record_->tid : "", op.amount};
-  ctx_.acquirer->operate(
+  payment_acquirer().operate(
       std::move(call),
       in_actor<Result<acquirer::OperationOutcome>>(
           [me = shared_from_this(), req, op, op_etag](Result<acquirer::OperationOutcome> r) mutable {

@@ -41,7 +41,7 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
   }
   busy_ = true;
   background_ = true;
-  ctx_.acquirer->status(
+  payment_acquirer().status(
       id_,
       in_actor<Result<std::optional<acquirer::Authorization>>>(
           [me = shared_from_this(), done](Result<std::optional<acquirer::Authorization>> r) {
@@ -182,7 +182,7 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
   busy_ = true;
   inflight_merchant_ = cmd.merchant;
   op_waiters_.push_back(cmd.sink);
-  ctx_.acquirer->status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
+  payment_acquirer().status(id_, in_actor<Result<std::optional<acquirer::Authorization>>>(
                                  [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {
                                    if (!r || !*r) {
                                      me->reply_all(me->op_waiters_, Reply{200, me->record_->response});
@@ -246,6 +246,7 @@ OutboxEntry PaymentActor::new_callback(PaymentRecord& r) const {
   OutboxEntry e;
   e.id = "dlv_" + id_ + "_" + std::to_string(++r.callbacks);
   e.payment_id = id_;
+  e.merchant = r.owner.empty() ? ctx_.legacy_owner : r.owner;
   e.url = r.callback_url;
   e.body = r.response;
   e.created_at = e.next_attempt_at = now_unix_ms();

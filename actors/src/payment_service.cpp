@@ -15,9 +15,21 @@ constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
 constexpr std::string_view kPosLinkKeyName = "pos-link-key";
 }  // namespace
 
+// One acquirer for every payment.
+class SingleAcquirer final : public AcquirerRoutes {
+public:
+  explicit SingleAcquirer(acquirer::Acquirer& a) : acquirer_(a) {}
+  std::string route_for(const std::string&) override { return {}; }
+  acquirer::Acquirer& acquirer(const std::string&, const std::string&) override { return acquirer_; }
+
+private:
+  acquirer::Acquirer& acquirer_;
+};
+
 struct PaymentService::Impl {
   storage::Store& store;
-  acquirer::Acquirer& acquirer;
+  std::unique_ptr<AcquirerRoutes> single;  // when constructed with one acquirer
+  AcquirerRoutes& acquirers;
   CallbackTransport& transport;
   ServiceOptions options;
   ActorContext context;
@@ -34,8 +46,10 @@ struct PaymentService::Impl {
   caf::actor sweeper;
   bool stopped = false;
 
-  Impl(storage::Store& s, acquirer::Acquirer& a, CallbackTransport& t, ServiceOptions o)
-      : store(s), acquirer(a), transport(t), options(o) {}
+  Impl(storage::Store& s, AcquirerRoutes& a, CallbackTransport& t, ServiceOptions o)
+      : store(s), acquirers(a), transport(t), options(std::move(o)) {}
+  Impl(storage::Store& s, std::unique_ptr<AcquirerRoutes> one, CallbackTransport& t, ServiceOptions o)
+      : store(s), single(std::move(one)), acquirers(*single), transport(t), options(std::move(o)) {}
 
   // A random HMAC key, created once and kept in the store so that what it signs survives
   // restarts: request fingerprints, POS submit links.
@@ -59,9 +73,14 @@ struct PaymentService::Impl {
   }
 };
 
-PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquirer,
-                               CallbackTransport& transport, ServiceOptions options)
-    : impl_(std::make_unique<Impl>(store, acquirer, transport, options)) {}
+PaymentService::PaymentService(storage::Store& store, AcquirerRoutes& acquirers, CallbackTransport& transport,
+                               ServiceOptions options)
+    : impl_(std::make_unique<Impl>(store, acquirers, transport, std::move(options))) {}
+
+PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, CallbackTransport& transport,
+                               ServiceOptions options)
+    : impl_(std::make_unique<Impl>(store, std::make_unique<SingleAcquirer>(acquirer), transport,
+                                   std::move(options))) {}
 
 PaymentService::~PaymentService() { shutdown(); }
 
@@ -76,7 +95,7 @@ Status PaymentService::start(std::string public_url) {
   }
   auto& ctx = impl_->context;
   ctx.store = &impl_->store;
-  ctx.acquirer = &impl_->acquirer;
+  ctx.acquirers = &impl_->acquirers;
   ctx.fingerprint_key = std::move(*key);
   ctx.pos_link_key = std::move(*pos_key);
   ctx.idle_timeout = impl_->options.idle_timeout;

@@ -36,7 +36,7 @@ std::string encode(const PaymentRecord& r) {
   w.key("currency").string(r.currency).key("paymentMethod").string(r.payment_method);
   w.key("orderId").string(r.order_id).key("reference").string(r.reference);
   w.key("transactionId").string(r.transaction_id).key("merchant").string(r.merchant);
-  w.key("owner").string(r.owner);
+  w.key("owner").string(r.owner).key("acquirerRoute").string(r.acquirer_route);
   w.key("fingerprint").string(r.fingerprint).key("callbackUrl").string(r.callback_url);
   w.key("card").begin_object();
   w.key("bin").string(r.card.bin).key("last4").string(r.card.last4);
@@ -74,6 +74,7 @@ Result<PaymentRecord> decode_payment(std::string_view json) {
   r.transaction_id = doc->string_or("transactionId");
   r.merchant = doc->string_or("merchant");
   r.owner = doc->string_or("owner");
+  r.acquirer_route = doc->string_or("acquirerRoute");
   r.fingerprint = doc->string_or("fingerprint");
   r.callback_url = doc->string_or("callbackUrl");
   if (const JsonValue* card = doc->find("card"); card != nullptr) {

@@ -21,6 +21,7 @@ struct PaymentRecord {
   std::string transaction_id;
   std::string merchant;  ///< the body's merchantName (the VTEX account), as the gateway sent it
   std::string owner;     ///< the authenticated merchant that created it; empty: stored before owners
+  std::string acquirer_route;  ///< which acquirer it went to (AcquirerRoutes); empty: the default
   std::string fingerprint;
   std::string callback_url;
   CardSummary card;

@@ -325,12 +325,13 @@ void Client::send(OutboundRequest request, ClientCallback done) {
 }
 
 void Client::request(const Url& base, std::string method, std::string target, std::string body,
-                     std::chrono::milliseconds timeout, ClientCallback done) {
+                     std::chrono::milliseconds timeout, ClientCallback done, const std::vector<Header>& headers) {
   OutboundRequest r;
   r.method = std::move(method);
   r.url = std::string(base.tls ? "https://" : "http://") + base.host_header() +
           (base.target == "/" ? "" : base.target) + target;
   r.headers = {{"content-type", "application/json"}, {"accept", "application/json"}};
+  r.headers.insert(r.headers.end(), headers.begin(), headers.end());
   r.body = std::move(body);
   r.connect_timeout = timeout;
   r.total_timeout = timeout;

@@ -141,7 +141,9 @@ private:
 };
 
 /// An acquirer reached over HTTP with the stub's JSON protocol (see docs/acquirer-protocol.md).
-std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url,
-                                             std::chrono::milliseconds timeout);
+/// A non-empty `api_key` is sent as `Authorization: Bearer KEY` with every call. Null for a
+/// malformed URL or key.
+std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
+                                             const std::string& api_key = {});
 
 }  // namespace idempay::acquirer

@@ -22,6 +22,7 @@ using ReplyFn = std::function<void(Reply)>;
 /// One callback attempt as the dispatcher hands it to the transport.
 struct CallbackAttempt {
   std::string delivery_id;  ///< stable across retries: the Standard Webhooks `webhook-id`
+  std::string merchant;     ///< the payment's owner (empty: stored before owners)
   std::string url;          ///< the payment's callbackUrl, exactly as received
   std::string body;         ///< the updated Create Payment answer
 };
@@ -60,6 +61,17 @@ struct AcquirerEvent {
   int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
 };
 
+/// Which acquirer each payment goes to: merchants may have their own (implemented in app/).
+class AcquirerRoutes {
+public:
+  virtual ~AcquirerRoutes() = default;
+  /// The route a new payment of `merchant` takes. It is stored with the payment, which keeps
+  /// its acquirer when the configuration changes later. Empty: the default acquirer.
+  virtual std::string route_for(const std::string& merchant) = 0;
+  /// The acquirer a stored route names, called with `merchant`'s credentials there.
+  virtual acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) = 0;
+};
+
 struct ServiceOptions {
   /// A payment actor with nothing to do for this long is passivated. Default: 5 s
   std::chrono::milliseconds idle_timeout{5'000};
@@ -84,7 +96,10 @@ struct ServiceOptions {
 /// engine stops first, the reply is 503.
 class PaymentService {
 public:
-  /// `store`, `acquirer` and `transport` must outlive the service.
+  /// `store`, `acquirers` and `transport` must outlive the service.
+  PaymentService(storage::Store& store, AcquirerRoutes& acquirers, CallbackTransport& transport,
+                 ServiceOptions options);
+  /// Every payment goes to `acquirer`.
   PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, CallbackTransport& transport,
                  ServiceOptions options);
   ~PaymentService();

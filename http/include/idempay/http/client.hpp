@@ -57,9 +57,10 @@ public:
 
   void send(OutboundRequest request, ClientCallback done);
 
-  /// Shorthand for the acquirer: `base` + `target`, JSON body, private addresses allowed.
+  /// Shorthand for the acquirer: `base` + `target`, JSON body, private addresses allowed,
+  /// `headers` added.
   void request(const Url& base, std::string method, std::string target, std::string body,
-               std::chrono::milliseconds timeout, ClientCallback done);
+               std::chrono::milliseconds timeout, ClientCallback done, const std::vector<Header>& headers = {});
 
 private:
   struct Impl;

@@ -1,0 +1,118 @@
+#include "merchant_directory.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace idempay::app {
+
+namespace {
+
+// Stands for an acquirer that cannot be built (a stored route no longer valid): every call
+// fails as "did not happen", which leaves the payment retryable and charges nothing.
+class UnreachableAcquirer final : public acquirer::Acquirer {
+public:
+  void authorize(acquirer::AuthorizeCall, acquirer::Callback<acquirer::Authorization> done) override {
+    done(fail());
+  }
+  void operate(acquirer::OperationCall, acquirer::Callback<acquirer::OperationOutcome> done) override {
+    done(fail());
+  }
+  void status(std::string, acquirer::Callback<std::optional<acquirer::Authorization>> done) override {
+    done(fail());
+  }
+
+private:
+  static tl::unexpected<Error> fail() {
+    return make_error(ErrorCode::kUnavailable, "the payment's acquirer route is not valid");
+  }
+};
+}  // namespace
+
+MerchantDirectory::MerchantDirectory(MerchantFile file, AcquirerDefaults defaults)
+    : defaults_(std::move(defaults)),
+      file_(std::make_shared<const MerchantFile>(std::move(file))),
+      unreachable_(std::make_unique<UnreachableAcquirer>()) {}
+
+MerchantDirectory::~MerchantDirectory() = default;
+
+void MerchantDirectory::replace(MerchantFile file) {
+  std::atomic_store(&file_, std::shared_ptr<const MerchantFile>(std::make_shared<const MerchantFile>(std::move(file))));
+}
+
+std::shared_ptr<const MerchantFile> MerchantDirectory::current() const { return std::atomic_load(&file_); }
+
+std::string MerchantDirectory::route_for(const std::string& merchant) {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  return it != file->settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
+}
+
+acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {
+  const std::string& route = stored_route.empty() ? defaults_.route : stored_route;  // stored before routes
+  std::lock_guard lock(mutex_);
+  if (route == kStubRoute) {
+    return stub_locked();
+  }
+  // The merchant's key goes only to the acquirer it is configured for.
+  std::string key;
+  auto file = current();
+  if (auto it = file->settings.find(merchant); it != file->settings.end() && route_for(merchant) == route) {
+    key = it->second.acquirer_api_key;
+  }
+  auto& slot = http_[{route, key}];
+  if (!slot) {
+    slot = acquirer::make_http_acquirer(route, defaults_.timeout, key);
+    if (!slot) {
+      spdlog::error("acquirer route {} is not valid; calls to it fail", route);
+      return *unreachable_;
+    }
+  }
+  return *slot;
+}
+
+std::optional<std::pair<std::string, std::string>> MerchantDirectory::callback_credentials(
+    const std::string& merchant) const {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  if (it == file->settings.end() || it->second.callback_app_key.empty()) {
+    return std::nullopt;
+  }
+  return std::make_pair(it->second.callback_app_key, it->second.callback_app_token);
+}
+
+acquirer::StubAcquirer& MerchantDirectory::stub() {
+  std::lock_guard lock(mutex_);
+  return stub_locked();
+}
+
+acquirer::StubAcquirer& MerchantDirectory::stub_locked() {
+  if (!stub_) {
+    stub_ = std::make_unique<acquirer::StubAcquirer>(defaults_.stub);
+    if (stub_webhooks_) {
+      stub_->enable_webhooks(*stub_webhooks_);
+    }
+  }
+  return *stub_;
+}
+
+void MerchantDirectory::enable_stub_webhooks(std::string url, std::string key) {
+  std::lock_guard lock(mutex_);
+  stub_webhooks_ = acquirer::StubWebhookOptions{std::move(url), std::move(key)};
+  if (stub_) {
+    stub_->enable_webhooks(*stub_webhooks_);
+  }
+}
+
+bool MerchantDirectory::uses_stub() const {
+  if (defaults_.route == kStubRoute) {
+    return true;
+  }
+  auto file = current();
+  for (const auto& [name, settings] : file->settings) {
+    if (settings.acquirer == kStubRoute) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace idempay::app

@@ -1,0 +1,57 @@
+#pragma once
+// The merchants in force (reloaded on SIGHUP) and what follows from them: which acquirer a
+// payment goes to, with which credentials, and which credentials its callbacks carry.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/actors/payment_service.hpp"
+#include "merchants.hpp"
+
+namespace idempay::app {
+
+struct AcquirerDefaults {
+  std::string route = "stub";  ///< --acquirer: for merchants that name none
+  std::chrono::milliseconds timeout{10'000};
+  acquirer::StubOptions stub;
+};
+
+class MerchantDirectory final : public actors::AcquirerRoutes {
+public:
+  MerchantDirectory(MerchantFile file, AcquirerDefaults defaults);
+  ~MerchantDirectory() override;
+
+  /// The merchants of a reloaded file; payments already created keep their acquirer.
+  void replace(MerchantFile file);
+  std::shared_ptr<const MerchantFile> current() const;
+
+  std::string route_for(const std::string& merchant) override;
+  acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
+
+  /// The merchant's own VTEX credentials for callbacks, if it has them.
+  std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
+
+  /// The in-process stub, created on first use; `webhook_url`/`key` where it reports.
+  acquirer::StubAcquirer& stub();
+  void enable_stub_webhooks(std::string url, std::string key);
+  /// True if the default or any merchant routes payments to the in-process stub.
+  bool uses_stub() const;
+
+private:
+  acquirer::StubAcquirer& stub_locked();
+
+  AcquirerDefaults defaults_;
+  std::shared_ptr<const MerchantFile> file_;  // read and replaced with atomic_load/store
+  mutable std::mutex mutex_;                  // guards what follows
+  std::unique_ptr<acquirer::StubAcquirer> stub_;
+  std::optional<acquirer::StubWebhookOptions> stub_webhooks_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<acquirer::Acquirer>> http_;  // (url, key)
+  std::unique_ptr<acquirer::Acquirer> unreachable_;
+};
+
+}  // namespace idempay::app
