@@ -101,6 +101,13 @@ void write_report_json(const actors::PaymentReport& r) {
     w.key("after").string(a.after).key("detail").string(a.detail).key("merchant").string(a.merchant);
     w.key("hash").string(a.hash).end_object();
   }
+  w.end_array().key("counted").begin_array();
+  for (const auto& c : r.counted) {
+    w.begin_object().key("kind").string(c.kind).key("fingerprint").string(c.fingerprint);
+    w.key("merchant").string(c.merchant).key("count").number(static_cast<int64_t>(c.count));
+    w.key("first").number(c.first).key("last").number(c.last);
+    w.key("sealedIn").number(static_cast<int64_t>(c.sealed_in)).end_object();
+  }
   w.end_array().end_object();
   std::cout << w.str() << "\n";
 }
@@ -132,10 +139,18 @@ void write_report_text(const actors::PaymentReport& r) {
     if (!a.before.empty() || !a.after.empty()) {
       std::cout << "  " << (a.before.empty() ? "-" : a.before) << " -> " << a.after;
     }
-    if (!a.detail.empty()) {
+    if (!a.detail.empty() && a.kind != "arrivals_counted") {
       std::cout << "  (" << a.detail << ")";
     }
     std::cout << "\n";
+  }
+  if (!r.counted.empty()) {
+    std::cout << "arrivals counted, not chained one by one (the chain was long):\n";
+    for (const auto& c : r.counted) {
+      std::cout << "  " << c.count << " x " << c.kind << (c.merchant.empty() ? "" : " by " + c.merchant)
+                << "  first " << c.first << "  last " << c.last
+                << (c.sealed_in ? "  in #" + std::to_string(c.sealed_in) : "  not sealed yet") << "\n";
+    }
   }
 }
 

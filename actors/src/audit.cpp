@@ -19,6 +19,65 @@ std::string audit_key(const std::string& payment_id, uint64_t seq) {
 
 std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
 
+std::string audit_tally_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~tally"; }
+
+bool is_repeat(std::string_view kind) {
+  for (std::string_view k : {"event_duplicate_reused", "event_refused", "operation_duplicate_reused",
+                             "operation_refused", "access_refused", "webhook_duplicate"}) {
+    if (kind == k) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void ArrivalTally::add(const AuditEntry& e, int64_t now) {
+  ++total_;
+  for (auto& row : rows_) {
+    if (row.kind == e.kind && row.fingerprint == e.fingerprint && row.merchant == e.merchant) {
+      ++row.count;
+      row.last = now;
+      return;
+    }
+  }
+  if (rows_.size() + 1 < kMaxRows) {
+    rows_.push_back(ArrivalCount{e.kind, e.fingerprint, e.merchant, 1, now, now});
+    return;
+  }
+  if (rows_.size() + 1 == kMaxRows) {
+    rows_.push_back(ArrivalCount{"other", "", "", 0, now, now});
+  }
+  ++rows_.back().count;
+  rows_.back().last = now;
+}
+
+std::string ArrivalTally::encode() const {
+  JsonWriter w;
+  w.begin_array();
+  for (const auto& r : rows_) {
+    w.begin_object().key("kind").string(r.kind).key("fingerprint").string(r.fingerprint);
+    w.key("merchant").string(r.merchant).key("count").number(static_cast<int64_t>(r.count));
+    w.key("first").number(r.first).key("last").number(r.last).end_object();
+  }
+  w.end_array();
+  return std::move(w).take();
+}
+
+Result<ArrivalTally> ArrivalTally::decode(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc || doc->type() != JsonValue::Type::kArray) {
+    return make_error(ErrorCode::kInternal, "stored arrival counts are unreadable");
+  }
+  ArrivalTally out;
+  for (const JsonValue& r : doc->items()) {
+    ArrivalCount c{r.string_or("kind"), r.string_or("fingerprint"), r.string_or("merchant"),
+                   static_cast<uint64_t>(r.int_or("count")), r.int_or("first"), r.int_or("last")};
+    out.total_ += c.count;
+    out.rows_.push_back(std::move(c));
+  }
+  return out;
+}
+
 namespace {
 void write_fields(JsonWriter& w, const AuditEntry& e) {
   w.key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time);

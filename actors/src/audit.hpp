@@ -42,6 +42,52 @@ struct AuditHead {
 std::string encode(const AuditHead& h);
 Result<AuditHead> decode_head(std::string_view json);
 
+// -- repeated arrivals, counted ----------------------------------------------------------------
+//
+// A payment's chain holds every arrival one by one until it has kIndividualEntries entries.
+// From then on, arrivals that change nothing (duplicates served from the stored answer,
+// refusals) are counted per kind, fingerprint and merchant, with the times of the first and
+// the last, and the counts are sealed into the chain as one `arrivals_counted` entry: before
+// the payment's next other entry, when its actor ends, or every kSealEvery arrivals. Counts
+// not yet sealed are kept under "<paymentId>/~tally" (riding along, like duplicates' entries).
+// A burst of ten thousand replays costs a handful of entries, not ten thousand.
+
+inline constexpr uint64_t kIndividualEntries = 64;
+inline constexpr uint64_t kSealEvery = 1000;
+
+/// True for the kinds of arrival that are counted once a chain is long.
+bool is_repeat(std::string_view kind);
+
+struct ArrivalCount {
+  std::string kind;
+  std::string fingerprint;  ///< what arrived (request fingerprint, event body hash)
+  std::string merchant;
+  uint64_t count = 0;
+  int64_t first = 0;  ///< Unix ms
+  int64_t last = 0;
+};
+
+class ArrivalTally {
+public:
+  /// Distinct (kind, fingerprint, merchant) rows at most; later ones share a last row of
+  /// kind "other", so that varied refusals cannot grow it without bound.
+  static constexpr size_t kMaxRows = 16;
+
+  void add(const AuditEntry& e, int64_t now);
+  bool empty() const { return rows_.empty(); }
+  uint64_t total() const { return total_; }
+  const std::vector<ArrivalCount>& rows() const { return rows_; }
+
+  std::string encode() const;
+  static Result<ArrivalTally> decode(std::string_view json);
+
+private:
+  std::vector<ArrivalCount> rows_;
+  uint64_t total_ = 0;
+};
+
+std::string audit_tally_key(const std::string& payment_id);
+
 /// Appends entries to one payment's chain in memory and yields the writes that store them.
 class AuditChain {
 public:

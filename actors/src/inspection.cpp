@@ -57,8 +57,9 @@ void check_recovery_index(storage::Store& store, const std::string& id, const Pa
   }
 }
 
+// A payment's chain in order, its head, and its arrival counts not yet sealed into it.
 Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
-                                              std::optional<AuditHead>& head) {
+                                              std::optional<AuditHead>& head, ArrivalTally* pending = nullptr) {
   auto rows = store.scan(Keyspace::kAudit, audit_prefix(payment_id), SIZE_MAX);
   if (!rows) {
     return tl::unexpected(rows.error());
@@ -67,6 +68,12 @@ Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::
   for (const auto& [key, v] : *rows) {
     if (key == audit_head_key(payment_id)) {
       head = decode_head(v.value).value_or(AuditHead{});
+      continue;
+    }
+    if (key == audit_tally_key(payment_id)) {
+      if (pending != nullptr) {
+        *pending = ArrivalTally::decode(v.value).value_or(ArrivalTally{});
+      }
       continue;
     }
     auto e = decode_audit(v.value);
@@ -187,13 +194,23 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
     }
   }
   std::optional<AuditHead> head;
-  auto entries = audit_entries(store, payment_id, head);
+  ArrivalTally pending;
+  auto entries = audit_entries(store, payment_id, head, &pending);
   if (!entries) {
     return tl::unexpected(entries.error());
   }
+  auto add_counts = [&out](const ArrivalTally& tally, uint64_t sealed_in) {
+    for (const auto& c : tally.rows()) {
+      out.counted.push_back({c.kind, c.fingerprint, c.merchant, c.count, c.first, c.last, sealed_in});
+    }
+  };
   for (const auto& e : *entries) {
     out.audit.push_back({e.seq, e.time, e.kind, e.ref, e.before, e.after, e.detail, e.hash, e.merchant});
+    if (e.kind == "arrivals_counted") {
+      add_counts(ArrivalTally::decode(e.detail).value_or(ArrivalTally{}), e.seq);
+    }
   }
+  add_counts(pending, 0);
   return out;
 }
 

@@ -10,7 +10,7 @@ caf::behavior PaymentActor::behavior() {
   // every waiting caller is answered (503, retryable) instead of waiting forever.
   // An actor that ends without retiring (shutdown) leaves the directory too.
   self_->attach_functor([me, addr = self_->address()] {
-    me->flush_audit();  // entries buffered when the actor retires or the service stops
+    me->flush_audit(true);  // entries buffered when the actor retires or the service stops
     me->release_waiters();
     me->ctx_.directory->forget(me->id_, addr);
   });
@@ -76,6 +76,8 @@ bool PaymentActor::ensure_loaded(const ReplySink& sink) {
     spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id_, audit_buffer_.size());
     audit_buffer_.clear();
   }
+  tally_ = ArrivalTally{};
+  tally_changed_ = false;
   auto got = ctx_.store->get(Keyspace::kPayments, id_);
   if (!got) {
     sink.deliver(error_reply(got.error()));
@@ -103,6 +105,12 @@ bool PaymentActor::ensure_loaded(const ReplySink& sink) {
     return false;
   }
   audit_.reset(*head ? decode_head((*head)->value).value_or(AuditHead{}) : AuditHead{});
+  if (audit_.head().seq >= kIndividualEntries) {  // counts left unsealed when the last actor ended
+    auto stored = ctx_.store->get(Keyspace::kAudit, audit_tally_key(id_));
+    if (stored && *stored) {
+      tally_ = ArrivalTally::decode((*stored)->value).value_or(ArrivalTally{});
+    }
+  }
   loaded_ = true;
   return true;
 }
@@ -125,8 +133,16 @@ void PaymentActor::audit_now(AuditEntry e) {
   }
   // Bounded, so that a long burst still reaches the store as it goes.
   constexpr size_t kMaxBufferedEntries = 32;
-  bool first = audit_buffer_.empty();
-  audit_.append(id_, std::move(e), audit_buffer_);
+  bool first = audit_buffer_.empty() && !tally_changed_;
+  if (is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
+    tally_.add(e, now_unix_ms());
+    tally_changed_ = true;
+    if (tally_.total() >= kSealEvery) {
+      seal_tally();
+    }
+  } else {
+    audit_.append(id_, std::move(e), audit_buffer_);
+  }
   if (audit_buffer_.size() > kMaxBufferedEntries) {  // the entries and one chain head
     flush_audit();
   } else if (first) {
@@ -134,7 +150,21 @@ void PaymentActor::audit_now(AuditEntry e) {
   }
 }
 
-void PaymentActor::flush_audit() {
+void PaymentActor::seal_tally() {
+  audit_.append(id_, entry("arrivals_counted", id_, {}, {}, {}, tally_.encode()), audit_buffer_);
+  audit_buffer_.push_back({Keyspace::kAudit, audit_tally_key(id_), std::nullopt, std::nullopt, true});
+  tally_ = ArrivalTally{};
+  tally_changed_ = false;
+}
+
+void PaymentActor::flush_audit(bool seal) {
+  if (seal && !tally_.empty()) {
+    seal_tally();
+  } else if (tally_changed_) {
+    // One key rewritten per burst: the counts survive a crash as the buffered entries would.
+    audit_buffer_.push_back({Keyspace::kAudit, audit_tally_key(id_), tally_.encode(), std::nullopt, true});
+    tally_changed_ = false;
+  }
   if (audit_buffer_.empty()) {
     return;
   }

@@ -85,7 +85,7 @@ private:
     if (e.merchant.empty()) {
       e.merchant = inflight_merchant_;
     }
-    flush_audit();
+    flush_audit(true);  // counted arrivals are sealed before the entry that follows them
     audit_.append(id_, std::move(e), batch);
   }
 
@@ -93,9 +93,11 @@ private:
   // messages already in the mailbox are handled, then rides along with the next group commit
   // and nobody waits for it. A burst of duplicates costs one commit and one chain head. If
   // the commit is lost to a storage failure the cached chain head is reloaded, so the next
-  // entry still links to what is on disk.
+  // entry still links to what is on disk. Once the chain is long, such arrivals are counted
+  // instead (audit.hpp): `seal` puts the counts into the chain as one entry.
   void audit_now(AuditEntry e);
-  void flush_audit();
+  void flush_audit(bool seal = false);
+  void seal_tally();
 
   // Ends the current mutation and starts the next deferred one, if any.
   void finish();
@@ -242,6 +244,8 @@ private:
   int reconcile_attempts_ = 0;
   AuditChain audit_;
   storage::Batch audit_buffer_;  // entries of audit_now() not yet handed to the store
+  ArrivalTally tally_;           // arrivals counted, not yet sealed into the chain
+  bool tally_changed_ = false;   // since it was last handed to the store
   std::vector<ReplySink> create_waiters_;
   std::vector<ReplySink> op_waiters_;
   std::string inflight_request_id_;

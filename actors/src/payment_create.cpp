@@ -13,8 +13,8 @@ void PaymentActor::on_create(CreateCommand cmd) {
     return cmd.sink.deliver(payment_conflict());
   }
   if (record_ && !ppp::same_payment(ctx_.fingerprint_key, record_->fingerprint, fingerprint, cmd.request)) {
-    audit_now(by(cmd.merchant, entry("event_failed", id_, fingerprint, {}, {},
-                                     "refused: a different payment under this paymentId")));
+    audit_now(by(cmd.merchant, entry("event_refused", id_, fingerprint, {}, {},
+                                     "a different payment under this paymentId")));
     return cmd.sink.deliver(payment_conflict());
   }
   if (busy_ && !create_waiters_.empty()) {

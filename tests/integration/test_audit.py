@@ -55,7 +55,8 @@ def test_every_duplicate_of_a_burst_is_in_the_chain(connector):
     assert connector.process.terminate() == 0
     report = json.loads(run("inspect", "burst-1", "--json", "--data-dir", str(connector.data_dir)).stdout)
     kinds = [a["kind"] for a in report["audit"]]
-    assert kinds.count("event_duplicate_reused") == 48 + 15
+    counted = sum(c["count"] for c in report["counted"] if c["kind"] == "event_duplicate_reused")
+    assert kinds.count("event_duplicate_reused") + counted == 48 + 15
     assert kinds.count("operation_processed") == 1
     assert [a["seq"] for a in report["audit"]] == list(range(1, len(kinds) + 1))
     verified = run("audit", "verify", "--payment", "burst-1", "--data-dir", str(connector.data_dir))
@@ -88,3 +89,43 @@ def test_tampering_and_deletion_are_detected(connector, tmp_path):
     assert out.returncode != 0 and "chain-2" in out.stdout and "missing" in out.stdout
     out = run("audit", "verify", "--payment", "chain-0", "--data-dir", str(deleted))
     assert out.returncode == 0
+
+
+def test_a_flood_of_replays_is_counted_not_chained(connector):
+    # Ten thousand replays of one payment: every one is accounted for (how many, of which
+    # request, first and last), in a bounded number of chain entries.
+    import http.client
+    import threading
+    body = json.dumps(create_body("flood-1", value=12)).encode()
+    from conftest import AUTH
+    first = connector.post("/payments", json.loads(body))
+    assert first[0] == 200
+    replays, threads = 10_000, 8
+    mismatched = []
+
+    def replay(n):
+        conn = http.client.HTTPConnection("127.0.0.1", connector.port, timeout=30)
+        for _ in range(n):
+            conn.request("POST", "/payments", body=body, headers=AUTH)
+            resp = conn.getresponse()
+            if resp.read() != first[1]:
+                mismatched.append(resp.status)
+        conn.close()
+
+    workers = [threading.Thread(target=replay, args=(replays // threads,)) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=300)
+    assert not mismatched
+    assert connector.process.terminate() == 0
+    report = json.loads(run("inspect", "flood-1", "--json", "--data-dir", str(connector.data_dir)).stdout)
+    individual = [a for a in report["audit"] if a["kind"] == "event_duplicate_reused"]
+    counted = [c for c in report["counted"] if c["kind"] == "event_duplicate_reused"]
+    assert len(individual) + sum(c["count"] for c in counted) == replays
+    assert len(report["audit"]) <= 64 + replays // 1000 + 8, len(report["audit"])
+    assert all(c["sealedIn"] > 0 for c in counted), "a clean stop seals every count"
+    assert counted[0]["first"] <= counted[-1]["last"]
+    assert "arrivals counted" in run("inspect", "flood-1", "--data-dir", str(connector.data_dir)).stdout
+    verified = run("audit", "verify", "--payment", "flood-1", "--data-dir", str(connector.data_dir))
+    assert verified.returncode == 0, verified.stdout

@@ -48,5 +48,33 @@ TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
   EXPECT_EQ(writes[2].key, audit_head_key("p1"));
 }
 
+TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows) {
+  ArrivalTally tally;
+  AuditEntry dup;
+  dup.kind = "event_duplicate_reused";
+  dup.fingerprint = "v2:aa";
+  dup.merchant = "shop";
+  for (int i = 0; i < 500; ++i) {
+    tally.add(dup, 1000 + i);
+  }
+  AuditEntry refused = dup;
+  refused.kind = "event_refused";
+  for (int i = 0; i < 100; ++i) {  // an attacker varying its bodies
+    refused.fingerprint = "v2:" + std::to_string(i);
+    tally.add(refused, 2000 + i);
+  }
+  EXPECT_EQ(tally.total(), 600u);
+  ASSERT_EQ(tally.rows().size(), ArrivalTally::kMaxRows);
+  EXPECT_EQ(tally.rows()[0].count, 500u);
+  EXPECT_EQ(tally.rows()[0].first, 1000);
+  EXPECT_EQ(tally.rows()[0].last, 1499);
+  EXPECT_EQ(tally.rows().back().kind, "other");
+  auto back = ArrivalTally::decode(tally.encode()).value();
+  EXPECT_EQ(back.total(), 600u);
+  EXPECT_EQ(back.rows().size(), tally.rows().size());
+  EXPECT_TRUE(is_repeat("event_duplicate_reused"));
+  EXPECT_FALSE(is_repeat("event_processed"));
+}
+
 }  // namespace
 }  // namespace idempay::actors

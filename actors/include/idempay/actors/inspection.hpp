@@ -22,6 +22,17 @@ struct AuditLine {
   std::string merchant;  ///< who acted; empty for the acquirer or the connector
 };
 
+/// Arrivals counted instead of chained one by one (a long chain's duplicates and refusals).
+struct CountedArrivals {
+  std::string kind;
+  std::string fingerprint;
+  std::string merchant;
+  uint64_t count = 0;
+  int64_t first = 0;  ///< Unix ms
+  int64_t last = 0;
+  uint64_t sealed_in = 0;  ///< the chain entry that holds the count; 0: not sealed yet
+};
+
 struct OperationInfo {
   std::string request_id;
   std::string kind;
@@ -53,6 +64,7 @@ struct PaymentReport {
   std::vector<OperationInfo> operations;
   std::vector<DeliveryInfo> deliveries;
   std::vector<AuditLine> audit;
+  std::vector<CountedArrivals> counted;
 };
 
 /// kNotFound if the store has no such payment.
