@@ -46,6 +46,8 @@ PENDING_CARD = "4222222222222224"
 # The callback hosts the scenarios use (an environment variable, which binaries from before
 # the allowlist ignore, so that old and new binaries run alike in alternation).
 os.environ.setdefault("IDEMPAY_CALLBACK_ALLOWED_HOSTS", "gateway.example,127.0.0.1")
+# All load comes from one address (loopback); the latency scenario opens 1,000 connections.
+os.environ.setdefault("IDEMPAY_MAX_CONNECTIONS_PER_SOURCE", "100000")
 
 
 def free_port():
