@@ -103,3 +103,13 @@ def test_a_stored_url_no_longer_allowed_is_never_contacted(connector_factory, ra
         assert listener.raw() == b"", "a host removed from the allowlist was contacted"
     finally:
         listener.close()
+
+
+def test_secure_proxy_urls_follow_the_same_rules(connector_factory):
+    c = connector_factory(extra_args=["--secure-proxy-allowed-hosts", ".vtexpayments.com.br"])
+    for url in ("https://proxy.vtexpayments.com.br/x\r\nX-Injected: 1", "https://evil.example/proxy",
+                "http://proxy.vtexpayments.com.br/proxy", "https://user@proxy.vtexpayments.com.br/proxy"):
+        status, raw, _ = c.post("/payments", create_body("proxy-bad", secureProxyUrl=url))
+        assert status == 400 and json.loads(raw)["message"].startswith("secureProxyUrl"), url
+    ok = "https://acct.vtexpayments.com.br/api/pvt/payment-provider/secure-proxy"
+    assert c.post("/payments", create_body("proxy-bad", secureProxyUrl=ok))[0] == 200
