@@ -210,6 +210,26 @@ AcquirerDefaults acquirer_defaults(const ServeConfig& config) {
 // and one worker served ~10% more creates than two of each, and as many replays.
 int half_the_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2)); }
 
+actors::ServiceOptions service_options(const ServeConfig& config, std::string legacy_owner) {
+  actors::ServiceOptions o;
+  o.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
+  o.workers = config.workers > 0 ? config.workers : half_the_cores();
+  o.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
+  o.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
+  o.callbacks.max_per_destination = config.callback_max_per_destination;
+  o.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
+  o.reconcile_attempts = config.reconcile_attempts;
+  o.legacy_owner = std::move(legacy_owner);
+  return o;
+}
+
+void set_server_limits(const ServeConfig& config, http::ServerOptions& o) {
+  o.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
+  o.max_connections = static_cast<size_t>(std::max<int64_t>(0, config.max_connections));
+  o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config.max_connections_per_source));
+  o.header_timeout = std::chrono::milliseconds(config.header_timeout_ms);
+}
+
 // Every descriptor the hard limit allows: connections, store files and outbound calls share
 // them, and the soft limit (often 1024) is far below what a busy connector needs.
 void raise_descriptor_limit() {
@@ -301,26 +321,15 @@ int run_serve(const ServeConfig& given) {
   transport_options.extra_ca_file = config.callback_ca_file;
   auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
 
-  actors::ServiceOptions service_options;
-  service_options.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
-  service_options.workers = config.workers > 0 ? config.workers : half_the_cores();
-  service_options.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
-  service_options.callbacks.retry_window = std::chrono::milliseconds(config.callback_retry_window_ms);
-  service_options.callbacks.max_per_destination = config.callback_max_per_destination;
-  service_options.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
-  service_options.reconcile_attempts = config.reconcile_attempts;
-  service_options.legacy_owner = legacy_owner;
-  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport, service_options);
+  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport,
+                                                          service_options(config, legacy_owner));
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
   handler_options.stub = stub;
   handler_options.callback_urls = callback_rules;
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
   PppHandler handler(*service, std::move(handler_options));
-  server_options.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
-  server_options.max_connections = static_cast<size_t>(std::max<int64_t>(0, config.max_connections));
-  server_options.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config.max_connections_per_source));
-  server_options.header_timeout = std::chrono::milliseconds(config.header_timeout_ms);
+  set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = credentials;
   auto server = std::make_unique<http::Server>(server_options, handler);
@@ -354,11 +363,11 @@ int run_serve(const ServeConfig& given) {
     spdlog::warn("{} requests still unanswered after the drain timeout", left);
   }
   // Order matters: actors stop first, then the store (which completes pending commits),
-  // then the acquirer, then the objects the callbacks of both may still reach.
+  // then the acquirers (in the directory), then the objects the callbacks of both may reach.
   service->shutdown();
   store->reset();
-  transport.reset();
   directory.reset();
+  transport.reset();
   service.reset();
   server.reset();
   spdlog::info("stopped cleanly");
