@@ -64,8 +64,13 @@ void PaymentActor::on_operate(OperateCommand cmd) {
 
 Result<std::optional<PaymentActor::StoredOperation>> PaymentActor::load_operation(const std::string& request_id) {
   // Scoped to this payment first; then the bare requestId of operations stored before
-  // requestIds were scoped, which counts only if it names this payment.
+  // requestIds were scoped, which counts only if it names this payment. Payments created since
+  // (they name their owner) have no such operations: one lookup, not two.
+  bool may_have_legacy = !record_ || record_->owner.empty();
   for (const std::string& key : {operation_key(id_, request_id), request_id}) {
+    if (key == request_id && !may_have_legacy) {
+      break;
+    }
     auto got = ctx_.store->get(Keyspace::kOperations, key);
     if (!got) {
       return tl::unexpected(got.error());

@@ -7,7 +7,9 @@
 
 #include "idempay/actors/inspection.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_read.hpp"
+#include "records.hpp"
 
 namespace idempay::actors {
 namespace {
@@ -360,6 +362,57 @@ TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharg
   EXPECT_GE(r.status, 500u);
   EXPECT_NE(r.body.find("\"status\":\"error\""), std::string::npos);
   EXPECT_EQ(stub.ledger_json().find("f1"), std::string::npos);  // acquirer never called
+  service.shutdown();
+}
+
+// A payment and a settlement as the version before owners and scoped requestIds stored them:
+// no owner, a version 1 fingerprint, the operation under its bare requestId. They keep
+// replaying byte for byte for the legacy owner, and stay invisible to any other merchant.
+TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
+  auto store = storage::make_memory_store();
+  const std::string key(32, 'k');
+  auto request = create_request("legacy-1");
+  PaymentRecord payment;
+  payment.state = PaymentState::kSettled;
+  payment.amounts = Amounts{10000, 4000, 0};
+  payment.currency = "BRL";
+  payment.payment_method = "Visa";
+  payment.fingerprint = crypto::to_hex(crypto::hmac_sha256(
+      key, "payment/v1|10000|BRL|Visa|O|R|" + request.card_summary.bin + "|" + request.card_summary.last4));
+  payment.tid = "T-legacy";
+  payment.response = R"({"paymentId":"legacy-1","status":"approved","tid":"T-legacy"})";
+  auto settle = op(ppp::OperationKind::kSettle, "legacy-1", "s-old", 4000);
+  OperationRecord operation;
+  operation.kind = ppp::OperationKind::kSettle;
+  operation.phase = OperationPhase::kDone;
+  operation.payment_id = "legacy-1";
+  operation.fingerprint = ppp::operation_fingerprint(key, settle);
+  operation.amount = 4000;
+  operation.http_status = 200;
+  operation.response = R"({"paymentId":"legacy-1","settleId":"old","value":40.00,"requestId":"s-old"})";
+  ASSERT_TRUE(store->commit_and_wait({{storage::Keyspace::kMeta, "fingerprint-key", key, 0},
+                                      {storage::Keyspace::kPayments, "legacy-1", encode(payment), 0},
+                                      {storage::Keyspace::kOperations, "s-old", encode(operation), 0}}));
+  acquirer::StubAcquirer stub;
+  RecordingTransport transport;
+  ServiceOptions options;
+  options.legacy_owner = "shop";
+  PaymentService service(*store, stub, transport, options);
+  ASSERT_TRUE(service.start());
+  auto ask = [&service](auto call) {
+    std::promise<Reply> p;
+    call([&p](Reply r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  };
+  Reply replayed = ask([&](ReplyFn f) { service.create_payment(request, "shop", f); });
+  EXPECT_EQ(replayed.status, 200u);
+  EXPECT_EQ(replayed.body, payment.response);
+  Reply settled = ask([&](ReplyFn f) { service.operate(settle, "shop", f); });
+  EXPECT_EQ(settled.status, 200u);
+  EXPECT_EQ(settled.body, operation.response);
+  EXPECT_EQ(ask([&](ReplyFn f) { service.operate(settle, "other", f); }).status, 404u);
+  EXPECT_EQ(ask([&](ReplyFn f) { service.create_payment(request, "other", f); }).status, 400u);
+  EXPECT_EQ(stub.ledger_json().find("legacy-1"), std::string::npos) << "replays never reach the acquirer";
   service.shutdown();
 }
 
