@@ -114,6 +114,11 @@ struct StubAcquirer::Impl {
   std::map<std::string, AuthEntry> authorizations;
   std::map<std::string, OperationEntry> operations[3];
   std::unique_ptr<Delayer> delayer;
+  // Teardown: once `stopping` is set (under the mutex), no webhook is sent and no retry is
+  // scheduled, so the client and the delayer can go in either order. Recursive: a send that
+  // fails at once completes inline, and its completion takes the mutex again.
+  std::recursive_mutex teardown_mutex;
+  bool stopping = false;
 
   template <class T>
   void answer(Callback<T>& done, T value) {
@@ -171,7 +176,8 @@ struct StubAcquirer::Impl {
   }
 
   void send_webhook(std::string id, std::string body, int attempt) {
-    if (!webhooks || !client) {
+    std::lock_guard teardown(teardown_mutex);
+    if (stopping || !webhooks || !client) {
       return;
     }
     http::OutboundRequest r;
@@ -185,7 +191,8 @@ struct StubAcquirer::Impl {
                  {"webhook-signature", webhooks::sign(webhooks->key, id, now, body)}};
     r.body = body;
     client->send(std::move(r), [this, id, body, attempt](Result<http::ClientResponse> res) {
-      if (res && res->status >= 200 && res->status < 300) {
+      std::lock_guard again(teardown_mutex);
+      if (stopping || (res && res->status >= 200 && res->status < 300)) {
         return;
       }
       if (attempt >= webhooks->max_attempts) {
@@ -327,12 +334,19 @@ StubAcquirer::StubAcquirer(StubOptions options) : impl_(std::make_unique<Impl>()
 }
 
 StubAcquirer::~StubAcquirer() {
-  // The delayer's pending work may send webhooks through the client: stop it first.
+  // Pending work and late completions see `stopping` and do nothing; the delayer (whose work
+  // may call the client) stops before the client, and the client's completions, which may
+  // schedule on the delayer, no longer touch it.
+  {
+    std::lock_guard teardown(impl_->teardown_mutex);
+    impl_->stopping = true;
+  }
   impl_->delayer.reset();
   impl_->client.reset();
 }
 
 void StubAcquirer::enable_webhooks(StubWebhookOptions options) {
+  std::lock_guard teardown(impl_->teardown_mutex);  // senders read both under it
   impl_->webhooks = std::move(options);
   impl_->client = std::make_unique<http::Client>();
 }

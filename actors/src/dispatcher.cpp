@@ -129,7 +129,7 @@ private:
     if (result.status >= 200 && result.status < 300) {
       pending_.erase(found);
       ctx_.directory->send(entry.payment_id, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
-      ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, [](storage::CommitResult) {});
+      record({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, id, "delivered");
       return pump();
     }
     FailureKind kind = classify(result);
@@ -141,17 +141,28 @@ private:
       spdlog::warn("callback {} for payment {} is a dead letter after {} attempts: {} {}", id, entry.payment_id,
                    entry.attempts, entry.last_status, entry.last_error);
       pending_.erase(found);
-      ctx_.store->commit({{Keyspace::kOutbox, id, std::nullopt, std::nullopt},
-                          {Keyspace::kDeadLetters, id, encode(entry), std::nullopt}},
-                         [](storage::CommitResult) {});
+      record({{Keyspace::kOutbox, id, std::nullopt, std::nullopt},
+              {Keyspace::kDeadLetters, id, encode(entry), std::nullopt}},
+             id, "dead letter");
       return pump();
     }
     entry.next_attempt_at = now + delay.count();
     found->second = entry;
     schedule_.emplace(entry.next_attempt_at, id);
     // Best effort: if this bookkeeping write is lost, a restart retries sooner, never never.
-    ctx_.store->commit({{Keyspace::kOutbox, id, encode(entry), std::nullopt}}, [](storage::CommitResult) {});
+    record({{Keyspace::kOutbox, id, encode(entry), std::nullopt}}, id, "next attempt");
     pump();
+  }
+
+  // The dispatcher's own bookkeeping: nobody waits for it, and a write lost to a storage
+  // failure only means a redelivery (same webhook-id) after a restart; it is logged.
+  void record(storage::Batch batch, const std::string& id, const char* what) {
+    ctx_.store->commit(std::move(batch), [id, what](storage::CommitResult r) {
+      if (!r) {
+        spdlog::warn("callback {}: could not record '{}' ({}); a restart delivers it again", id, what,
+                     r.error().message);
+      }
+    });
   }
 
   caf::event_based_actor* self_;

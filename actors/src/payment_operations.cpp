@@ -66,7 +66,10 @@ Result<std::optional<PaymentActor::StoredOperation>> PaymentActor::load_operatio
   // Scoped to this payment first; then the bare requestId of operations stored before
   // requestIds were scoped, which counts only if it names this payment. Payments created since
   // (they name their owner) have no such operations: one lookup, not two.
-  bool may_have_legacy = !record_ || record_->owner.empty();
+  if (!record_) {
+    return std::optional<StoredOperation>();  // no payment, no operations of it
+  }
+  bool may_have_legacy = record_->owner.empty();
   for (const std::string& key : {operation_key(id_, request_id), request_id}) {
     if (key == request_id && !may_have_legacy) {
       break;
@@ -135,7 +138,7 @@ void PaymentActor::write_operation_intent(ppp::OperationRequest req, std::string
 void PaymentActor::call_operation(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag) {
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.acquirer_key.empty() ? req.request_id : op.acquirer_key;
-  acquirer::OperationCall call{req.kind, std::move(key), id_, record_ ? record_->tid : "", op.amount};
+  acquirer::OperationCall call{req.kind, std::move(key), id_, record_->tid, op.amount};
   payment_acquirer().operate(
       std::move(call),
       in_actor<Result<acquirer::OperationOutcome>>(
@@ -166,8 +169,10 @@ void PaymentActor::on_operation_result(ppp::OperationRequest req, OperationRecor
   op.response = ppp::write_operation_response(response);
   op.updated_at = now_unix_ms();
   storage::Batch batch{{Keyspace::kOperations, inflight_op_key_, encode(op), op_etag}};
+  // An operation is started only for a payment that exists: validate() and load_operation()
+  // both require the record, and nothing deletes one.
   std::optional<PaymentRecord> updated;
-  if (outcome.succeeded && record_) {
+  if (outcome.succeeded) {
     updated = apply(*record_, req.kind, outcome.amount);
   }
   audit(batch, entry("operation_processed", req.request_id, op.fingerprint, to_string(record_->state),

@@ -204,9 +204,11 @@ void PaymentService::shutdown() {
   impl_->directory->close(caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->sweeper, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
+  // Payment actors read the context's dispatcher handle until they are gone: it is released
+  // only then (a message to the stopped dispatcher is dropped; its outbox entry is durable).
+  impl_->system->await_all_actors_done();
   impl_->sweeper = nullptr;
   impl_->context.dispatcher = nullptr;
-  impl_->system->await_all_actors_done();
 }
 
 }  // namespace idempay::actors

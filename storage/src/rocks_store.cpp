@@ -38,10 +38,12 @@ std::string encode(uint64_t etag, std::string_view payload) {
   return out;
 }
 
-Versioned decode(std::string_view raw) {
+// A value shorter than its etag is corruption, never "absent": an etag of 0 would let a
+// put-if-absent overwrite it.
+Result<Versioned> decode(std::string_view raw) {
   Versioned v;
   if (raw.size() < 8) {
-    return v;
+    return make_error(ErrorCode::kInternal, "storage corruption: a stored value is shorter than its etag");
   }
   for (int i = 0; i < 8; ++i) {
     v.etag |= static_cast<uint64_t>(static_cast<unsigned char>(raw[i])) << (8 * i);
@@ -93,7 +95,11 @@ public:
     if (!s.ok()) {
       return tl::unexpected(unavailable(s));
     }
-    return std::optional<Versioned>(decode(raw));
+    auto v = decode(raw);
+    if (!v) {
+      return tl::unexpected(v.error());
+    }
+    return std::optional<Versioned>(std::move(*v));
   }
 
   void commit(Batch batch, CommitCallback done) override { enqueue(std::move(batch), std::move(done), true); }
@@ -126,7 +132,11 @@ public:
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ks)));
     rocksdb::Slice p(prefix.data(), prefix.size());
     for (it->Seek(p); it->Valid() && it->key().starts_with(p) && out.size() < limit; it->Next()) {
-      out.emplace_back(it->key().ToString(), decode(std::string_view(it->value().data(), it->value().size())));
+      auto v = decode(std::string_view(it->value().data(), it->value().size()));
+      if (!v) {
+        return tl::unexpected(Error{v.error().code, v.error().message + " (key " + it->key().ToString() + ")"});
+      }
+      out.emplace_back(it->key().ToString(), std::move(*v));
     }
     if (!it->status().ok()) {
       return tl::unexpected(unavailable(it->status()));

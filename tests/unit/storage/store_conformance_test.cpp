@@ -5,6 +5,8 @@
 #include <future>
 #include <thread>
 
+#include <rocksdb/db.h>
+
 #include "idempay/storage/store.hpp"
 #include "temp_dir.hpp"
 
@@ -224,6 +226,36 @@ TEST(RocksStoreTest, SecondOpenOfALockedDirectoryFailsCleanly) {
   auto second = open_rocks_store(options);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+}
+
+// A value shorter than the etag it must start with is corruption: reading it as "absent"
+// (etag 0) would let a put-if-absent overwrite it.
+TEST(RocksStoreTest, AValueShorterThanItsEtagIsReportedAsCorruption) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  open_rocks_store(options).value().reset();  // creates the column families
+  {
+    rocksdb::DB* raw = nullptr;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{{rocksdb::kDefaultColumnFamilyName, {}}};
+    for (size_t i = 0; i < kKeyspaceCount; ++i) {
+      families.push_back({std::string(to_string(static_cast<Keyspace>(i))), {}});
+    }
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), options.path, families, &handles, &raw).ok());
+    auto payments = handles[1 + static_cast<size_t>(Keyspace::kPayments)];
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), payments, "short", "abc").ok());
+    for (auto* h : handles) {
+      raw->DestroyColumnFamilyHandle(h);
+    }
+    delete raw;
+  }
+  auto store = open_rocks_store(options).value();
+  auto got = store->get(Keyspace::kPayments, "short");
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, ErrorCode::kInternal);
+  EXPECT_FALSE(store->scan(Keyspace::kPayments, "", 10));
+  auto overwrite = store->commit_and_wait({{Keyspace::kPayments, "short", "new", 0}});
+  EXPECT_FALSE(overwrite) << "put-if-absent must not take a corrupt value for an absent one";
 }
 
 }  // namespace
