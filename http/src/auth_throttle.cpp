@@ -30,10 +30,24 @@ bool AuthThrottle::record_failure(const std::string& source, Clock::time_point n
   if (buckets_.size() >= kMaxSources && buckets_.count(source) == 0) {
     prune(now);
   }
+  if (buckets_.size() >= kMaxSources && buckets_.count(source) == 0) {
+    // Still full of throttled sources: an eighth of them, in hash order (unrelated to their
+    // age), give way, so that memory stays bounded whatever the number of addresses an
+    // attacker has, at a constant amortised cost per failure.
+    auto it = buckets_.begin();
+    for (size_t n = kMaxSources / 8; n > 0 && it != buckets_.end(); --n) {
+      it = buckets_.erase(it);
+    }
+  }
   Bucket& b = buckets_.try_emplace(source, Bucket{burst_, now}).first->second;
   double tokens = refill(b, now);
   b.tokens = std::max(0.0, tokens - 1);
   return tokens >= 1 && b.tokens < 1;
+}
+
+size_t AuthThrottle::tracked() {
+  std::lock_guard lock(mutex_);
+  return buckets_.size();
 }
 
 void AuthThrottle::prune(Clock::time_point now) {

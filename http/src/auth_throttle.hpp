@@ -23,6 +23,11 @@ public:
   /// Records a wrong credential from `source`; true if it is throttled from now on.
   bool record_failure(const std::string& source, Clock::time_point now);
 
+  /// Sources tracked now (at most kMaxSources).
+  size_t tracked();
+
+  static constexpr size_t kMaxSources = 4096;  ///< beyond this, the least throttled give way
+
 private:
   struct Bucket {
     double tokens = 0;
@@ -32,7 +37,6 @@ private:
   double refill(Bucket& b, Clock::time_point now) const;
   void prune(Clock::time_point now);
 
-  static constexpr size_t kMaxSources = 4096;  ///< beyond this, sources back at full burst are dropped
   double burst_;
   double per_second_;
   std::mutex mutex_;

@@ -91,6 +91,18 @@ std::string loggable(std::string_view s) {
   return out;
 }
 
+// The source a connection is counted and throttled under: the IPv4 address, or the /64 of
+// an IPv6 address (one host usually holds a whole /64, and would otherwise have 2^64 sources).
+std::string source_of(const net::ip::address& address) {
+  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
+    auto bytes = address.to_v6().to_bytes();
+    std::fill(bytes.begin() + 8, bytes.end(), 0);
+    return net::ip::address_v6(bytes).to_string() + "/64";
+  }
+  return address.is_v6() ? net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6()).to_string()
+                         : address.to_string();
+}
+
 // Half the descriptors this process may open, at most 10,000: the rest stay for the store,
 // outbound connections and the acceptor itself.
 size_t default_max_connections() {
@@ -388,7 +400,7 @@ void Server::Impl::do_accept() {
     backoff = std::chrono::milliseconds(0);
     beast::error_code ignored;
     auto peer = socket.remote_endpoint(ignored);
-    std::string source = ignored ? std::string("unknown") : peer.address().to_string();
+    std::string source = ignored ? std::string("unknown") : source_of(peer.address());
     if (admit(source)) {
       socket.set_option(tcp::no_delay(true), ignored);
       std::make_shared<Session>(std::move(socket), *this, std::move(source))->run();

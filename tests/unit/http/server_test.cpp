@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "auth_throttle.hpp"
 #include "idempay/http/server.hpp"
 
 namespace idempay::http {
@@ -256,6 +257,26 @@ TEST(ServerLimitsTest, ConnectionsOverTheCapsAreClosedAtOnce) {
   auto r = round_trip(port, "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n", 1, "127.0.0.5");
   EXPECT_NE(r.find("HTTP/1.1 200"), std::string::npos) << "served again once connections closed: " << r;
   server.stop(std::chrono::milliseconds(100));
+}
+
+TEST(AuthThrottleTest, BurstThenRefillAndBoundedMemory) {
+  AuthThrottle throttle(20, 1);
+  auto t0 = AuthThrottle::Clock::now();
+  for (int i = 0; i < 19; ++i) {
+    EXPECT_FALSE(throttle.record_failure("a", t0));
+  }
+  EXPECT_TRUE(throttle.record_failure("a", t0)) << "the 20th failure throttles";
+  EXPECT_EQ(throttle.retry_after("a", t0), 1);
+  EXPECT_EQ(throttle.retry_after("b", t0), 0) << "other sources are unaffected";
+  EXPECT_EQ(throttle.retry_after("a", t0 + std::chrono::seconds(1)), 0) << "one more try a second later";
+  // Addresses without end: memory stays bounded, and a source throttled just now stays so.
+  for (int s = 0; s < 3 * static_cast<int>(AuthThrottle::kMaxSources); ++s) {
+    for (int i = 0; i < 20; ++i) {
+      throttle.record_failure("x" + std::to_string(s), t0);
+    }
+  }
+  EXPECT_LE(throttle.tracked(), AuthThrottle::kMaxSources);
+  EXPECT_GT(throttle.retry_after("x" + std::to_string(3 * AuthThrottle::kMaxSources - 1), t0), 0);
 }
 
 TEST(CredentialsTest, HashedTokensRotationAndRefusals) {
