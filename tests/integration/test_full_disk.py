@@ -3,15 +3,13 @@ with a retryable 5xx, stored answers are still served, the process stays up and 
 unhealthy, and once space is back it writes again by itself, without a restart, without a
 payment lost or charged twice, and with every audit chain intact."""
 import json
-import os
-import signal
 import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import BIN, Connector, create_body, ledger
+from conftest import BIN, Connector, concurrently, create_body, ledger
 
 
 @pytest.fixture
@@ -52,11 +50,7 @@ def fill_until_refused(c, prefix, threads=16, per_thread=300):
             if full.is_set() and i > 0 and len([a for a in answers.values() if a[0] != 200]) > 3 * threads:
                 return
 
-    workers = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(timeout=180)
+    concurrently(threads, worker)
     return answers
 
 
