@@ -332,6 +332,12 @@ int run_serve(const ServeConfig& given) {
   set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = credentials;
+  for (const auto& [key, token] : ppp::kCredentialHeaders) {
+    server_options.credential_headers.push_back({std::string(key), std::string(token)});
+  }
+  server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
+    return http::Response(status, ppp::write_error(code, message));
+  };
   auto server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();  // answers 503 until the service has started
   if (!port) {

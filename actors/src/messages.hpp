@@ -58,7 +58,7 @@ private:
     explicit State(ReplyFn f) : fn(std::move(f)) {}
     ~State() {
       if (!done.exchange(true)) {
-        fn(Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine stopped; retry"})"});
+        fn(Reply{503, ppp::write_error("unavailable", "the payment engine stopped; retry")});
       }
     }
     ReplyFn fn;

@@ -154,7 +154,7 @@ template <class Atom, class Command>
 void route(Directory* directory, const std::string& payment_id, Atom atom, Command&& command) {
   if (!directory) {
     command.sink.deliver(
-        Reply{503, R"({"status":"error","code":"unavailable","message":"the payment engine is not running"})"});
+        Reply{503, ppp::write_error("unavailable", "the payment engine is not running")});
     return;
   }
   directory->send(payment_id, atom, std::move(command));

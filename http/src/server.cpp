@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 
 #include "auth_throttle.hpp"
+#include "idempay/protocol/json_writer.hpp"
 
 namespace idempay::http {
 
@@ -43,17 +44,19 @@ std::string_view Request::header(std::string_view lower_name) const {
 
 struct Responder::State {
   std::function<void(Response)> deliver;
+  Response if_dropped;
   std::atomic<bool> answered{false};
   ~State() {
     if (!answered.exchange(true)) {
-      deliver(Response{503, R"({"status":"error","code":"unavailable","message":"request was dropped"})"});
+      deliver(std::move(if_dropped));
     }
   }
 };
 
-Responder::Responder(std::function<void(Response)> deliver)
+Responder::Responder(std::function<void(Response)> deliver, Response if_dropped)
     : state_(std::make_shared<State>()) {
   state_->deliver = std::move(deliver);
+  state_->if_dropped = std::move(if_dropped);
 }
 
 void Responder::operator()(Response response) const {
@@ -77,9 +80,10 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-Response error_response(unsigned status, std::string_view code, std::string_view message) {
-  return Response{status, R"({"status":"error","code":")" + std::string(code) +
-                              R"(","message":")" + std::string(message) + "\"}"};
+Response plain_error(unsigned status, std::string_view code, std::string_view message) {
+  JsonWriter w;
+  w.begin_object().key("code").string(code).key("message").string(message).end_object();
+  return Response(status, std::move(w).take());
 }
 
 // Header text for a log line: printable ASCII only, at most 64 bytes.
@@ -145,6 +149,9 @@ struct Server::Impl {
     if (options.max_connections == 0) {
       options.max_connections = default_max_connections();
     }
+    if (!options.errors) {
+      options.errors = plain_error;
+    }
   }
 
   bool is_public(std::string_view path) const {
@@ -160,16 +167,14 @@ struct Server::Impl {
   bool authenticates() const { return options.credentials != nullptr; }
 
   // The merchant the request's credentials identify; empty when they are wrong. Header names
-  // are matched case-insensitively (Beast fields do that); VTEX names are tried first.
+  // are matched case-insensitively (Beast fields do that), pairs in the order configured.
   std::string authenticate(const bhttp::request_header<>& req, std::string_view& app_key) const {
-    static constexpr std::pair<std::string_view, std::string_view> kCredentialHeaders[] = {
-        {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
     auto current = std::atomic_load(&credentials);
-    for (const auto& [key_header, token_header] : kCredentialHeaders) {
-      auto key = req[key_header];
+    for (const auto& headers : options.credential_headers) {
+      auto key = req[headers.key];
       if (!key.empty()) {
         app_key = key;
-        return current->authenticate(key, req[token_header]);
+        return current->authenticate(key, req[headers.token]);
       }
     }
     return {};
@@ -280,7 +285,8 @@ private:
     if (server_.authenticates() && !server_.is_public(path)) {
       auto now = std::chrono::steady_clock::now();
       if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
-        Response r(429, R"({"status":"error","code":"too-many-requests","message":"too many wrong credentials from this address; retry later"})");
+        Response r = server_.options.errors(429, "too-many-requests",
+                                            "too many wrong credentials from this address; retry later");
         r.headers.push_back({"retry-after", std::to_string(wait)});
         keep_alive_ = false;
         return write(std::move(r));
@@ -317,7 +323,7 @@ private:
   // Answers and closes: the rest of the connection's bytes are never read as a request.
   void refuse(unsigned status, std::string_view code, std::string_view message) {
     keep_alive_ = false;
-    write(error_response(status, code, message));
+    write(server_.options.errors(status, code, message));
   }
 
   void dispatch(bhttp::request<bhttp::string_body> req) {
@@ -336,12 +342,14 @@ private:
     request.body = std::move(req.body());
     stream_.expires_never();  // the handler's own deadlines govern from here
     server_.begin_request();
-    Responder respond([self = shared_from_this()](Response response) {
-      net::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
-        self->counted_ = true;  // counted until the answer is written
-        self->write(std::move(r));
-      });
-    });
+    Responder respond(
+        [self = shared_from_this()](Response response) {
+          net::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
+            self->counted_ = true;  // counted until the answer is written
+            self->write(std::move(r));
+          });
+        },
+        server_.options.errors(503, "unavailable", "request was dropped"));
     server_.handler.handle(std::move(request), std::move(respond));
   }
 

@@ -1,6 +1,7 @@
 """The HTTP boundary attacked with raw sockets: credentials judged before the body is read,
 strict framing, throttling of wrong credentials per source, slow senders cut, connection caps,
 and descriptor exhaustion that neither spins a core nor stops the server for good."""
+import json
 import os
 import socket
 import time
@@ -46,6 +47,8 @@ def test_wrong_credentials_are_refused_before_the_body(connector):
     answer = raw(connector.port, post_headers("wrong-token", 200_000), timeout=10)
     assert answer.startswith(b"HTTP/1.1 401"), answer
     assert time.time() - started < 3, "the 401 waited for a body that never came"
+    error = json.loads(answer.split(b"\r\n\r\n", 1)[1])  # the protocol's error shape
+    assert error["status"] == "error" and error["code"] == "unauthorized", error
     assert b"wrong-token" not in connector.process.log_path.read_bytes(), "a token reached the log"
 
 

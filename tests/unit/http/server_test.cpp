@@ -93,6 +93,8 @@ protected:
     options.header_timeout = std::chrono::milliseconds(1000);
     options.public_paths = {"/manifest"};
     options.credentials = creds;
+    options.credential_headers = {{"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"},
+                                  {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
     server = std::make_unique<Server>(options, handler);
     port = server->start().value();
   }

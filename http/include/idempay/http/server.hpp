@@ -46,10 +46,10 @@ struct Response {
 
 /// The one-shot reply channel of a request. Copyable and callable from any thread; the
 /// first call wins. If every copy is destroyed unanswered (a crashed or stopped handler),
-/// the client receives 503 so that a connection can never hang.
+/// the client receives `if_dropped` (a 503) so that a connection can never hang.
 class Responder {
 public:
-  explicit Responder(std::function<void(Response)> deliver);
+  Responder(std::function<void(Response)> deliver, Response if_dropped);
   void operator()(Response response) const;
 
 private:
@@ -63,6 +63,17 @@ class Handler {
 public:
   virtual ~Handler() = default;
   virtual void handle(Request request, Responder respond) = 0;
+};
+
+/// Writes an error the server answers by itself (a malformed, refused or dropped request):
+/// the application's error format, since the transport knows none. `code` is a short stable
+/// name such as "unauthorized".
+using ErrorWriter = std::function<Response(unsigned status, std::string_view code, std::string_view message)>;
+
+/// Where a request carries its credentials: an AppKey header and its token header.
+struct CredentialHeaders {
+  std::string key;
+  std::string token;
 };
 
 struct ServerOptions {
@@ -91,11 +102,16 @@ struct ServerOptions {
   std::vector<std::string> public_paths;
   /// Accepted credentials; null means no authentication at all (the acquirer stub).
   std::shared_ptr<const Credentials> credentials;
+  /// The header pairs credentials may come in, tried in order (the first whose key header is
+  /// present is used). Default: none
+  std::vector<CredentialHeaders> credential_headers;
+  /// Default: {"code":...,"message":...}
+  ErrorWriter errors;
 };
 
 /// Boost.Beast HTTP/1.1 server: keep-alive, body limit, header and body timeouts, connection
 /// caps (in all and per source address), and constant-time credential checks on every
-/// non-public path (X-VTEX-API-* or X-PROVIDER-API-* headers) as soon as the headers are in,
+/// non-public path (in the configured header pairs) as soon as the headers are in,
 /// before any body byte is read. Framing is strict: HTTP/1.1 without Host, and any
 /// Transfer-Encoding but "chunked", are refused and the connection closed. Sources that keep
 /// presenting wrong credentials are throttled.

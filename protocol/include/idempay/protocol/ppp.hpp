@@ -123,6 +123,11 @@ struct OperationResponse {
 };
 std::string write_operation_response(const OperationResponse& r);
 
+/// The headers the gateway sends a merchant's credentials in (notes/ppp.md §2.1): the
+/// X-VTEX-API pair, then the X-PROVIDER-API pair (connectors with usesProviderHeadersName).
+inline constexpr std::string_view kCredentialHeaders[][2] = {
+    {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
+
 /// PPP error body `{"status":"error","code":...,"message":...}`.
 std::string write_error(std::string_view code, std::string_view message);
 
