@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/webhooks.hpp"
@@ -34,8 +35,8 @@ http::Response method_not_allowed(std::string_view allow) {
 std::string build_manifest() {
   JsonWriter w;
   w.begin_object().key("paymentMethods").begin_array();
-  for (const auto& name : PppHandler::payment_methods()) {
-    w.begin_object().key("name").string(name).key("allowsSplit").string("disabled").end_object();
+  for (const auto& method : ppp::kPaymentMethods) {
+    w.begin_object().key("name").string(method.name).key("allowsSplit").string("disabled").end_object();
   }
   w.end_array().end_object();
   return std::move(w).take();
@@ -44,8 +45,8 @@ std::string build_manifest() {
 std::string build_payment_methods() {
   JsonWriter w;
   w.begin_object().key("paymentMethods").begin_array();
-  for (const auto& name : PppHandler::payment_methods()) {
-    w.string(name);
+  for (const auto& method : ppp::kPaymentMethods) {
+    w.string(method.name);
   }
   w.end_array().end_object();
   return std::move(w).take();
@@ -69,14 +70,6 @@ actors::ReplyFn to_responder(const http::Responder& respond) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& PppHandler::payment_methods() {
-  static const std::vector<std::string> kMethods = {
-      "Visa", "Mastercard", "American Express", "Diners", "Elo", "Hipercard", "Discover", "JCB",
-      // Asynchronous: Pix, boleto, redirect (the generic "Promissories"), and POS (Sales App).
-      "Pix", "BankInvoice", "Promissories", "Venda Direta Credito", "Venda Direta Debito"};
-  return kMethods;
-}
 
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
     : service_(service),
@@ -161,8 +154,7 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
       return respond(ppp_error(400, "invalid-request", "secureProxyUrl: " + url.error().message));
     }
   }
-  const auto& methods = payment_methods();
-  if (std::find(methods.begin(), methods.end(), parsed->payment_method) == methods.end()) {
+  if (!ppp::method_family(parsed->payment_method)) {
     return respond(ppp_error(400, "unsupported-payment-method",
                              "paymentMethod is not one this connector declares in its manifest"));
   }

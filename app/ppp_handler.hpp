@@ -29,9 +29,6 @@ public:
   PppHandler(actors::PaymentService& service, PppHandlerOptions options);
   void handle(http::Request request, http::Responder respond) override;
 
-  /// Card brands the manifest declares and Create Payment accepts.
-  static const std::vector<std::string>& payment_methods();
-
 private:
   void create_payment(http::Request& request, const http::Responder& respond);
   void operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,

@@ -8,6 +8,7 @@
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/http/client.hpp"
 #include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/webhooks.hpp"
 #include "payment_documents.hpp"
@@ -204,22 +205,18 @@ struct StubAcquirer::Impl {
     });
   }
 
-  // Pix, boleto, redirect and POS payments wait for the shopper: pending, then approved after
-  // the pending delay (or a trigger), with the documents the shopper needs.
-  static bool is_async_method(const std::string& m) {
-    return m == "Pix" || m == "BankInvoice" || m == "Promissories" || m == "Venda Direta Credito" ||
-           m == "Venda Direta Debito";
-  }
-
+  // Pix, boleto, redirect and POS payments (ppp::is_asynchronous) wait for the shopper:
+  // pending, then approved after the pending delay (or a trigger), with the documents the
+  // shopper needs.
   PaymentDocument document_for(const AuthorizeCall& call, const std::string& tid) const {
     PaymentDocument d;
-    const std::string& m = call.payment_method;
-    if (m == "Pix") {
+    auto family = ppp::method_family(call.payment_method);
+    if (family == ppp::MethodFamily::kPix) {
       d.pix_code = pix_code("pix@idempay-stub.invalid", call.merchant_name.empty() ? "IDEMPAY" : call.merchant_name,
                             "SAO PAULO", call.amount, tid.substr(0, 25));
       d.pix_qr_png = qr_png_base64(d.pix_code).value_or("");
       d.expires_in_seconds = 1800;
-    } else if (m == "BankInvoice") {
+    } else if (family == ppp::MethodFamily::kBankInvoice) {
       auto today = std::chrono::duration_cast<std::chrono::hours>(
                        std::chrono::system_clock::now().time_since_epoch()).count() / 24;
       std::string free_field = derived_digits("boleto", call.key, 25);
@@ -231,7 +228,7 @@ struct StubAcquirer::Impl {
       }
       d.payment_url = "https://pay.idempay-stub.invalid/boleto/" + tid;
       d.expires_in_seconds = 3 * 86400;
-    } else if (m == "Promissories") {
+    } else if (family == ppp::MethodFamily::kRedirect) {
       d.payment_url = "https://pay.idempay-stub.invalid/redirect/" + tid + "?code=" + derived_id("code", call.key, 12);
       d.expires_in_seconds = 3600;
     } else {
@@ -252,7 +249,7 @@ struct StubAcquirer::Impl {
     e.result.revision = 1;
     const std::string& n = call.card.number;
     AuthorizationStatus outcome = AuthorizationStatus::kApproved;
-    if (is_async_method(call.payment_method)) {
+    if (ppp::is_asynchronous(call.payment_method)) {
       e.result.status = AuthorizationStatus::kPending;
       e.final_status = AuthorizationStatus::kApproved;
       e.resolves_at = Clock::now() + options.pending_delay;

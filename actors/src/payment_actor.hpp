@@ -14,6 +14,7 @@
 
 #include "audit.hpp"
 #include "idempay/protocol/fault.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "messages.hpp"
 #include "records.hpp"
@@ -137,7 +138,6 @@ private:
   static constexpr std::string_view kIdentifyTerminal = "identify-terminal";
   static constexpr std::string_view kAwaitPos = "await-pos";
 
-  static bool is_pos(std::string_view method) { return method.rfind("Venda Direta", 0) == 0; }
 
   // True when a Create Payment must do more than replay: the terminal is known but the charge
   // has not started, or it started and its answer was never recorded (a crash in between).

@@ -54,7 +54,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
 }
 
 bool PaymentActor::pos_charge_due() const {
-  if (record_->state != PaymentState::kUndefined || !is_pos(record_->payment_method)) {
+  if (record_->state != PaymentState::kUndefined || !ppp::is_pos(record_->payment_method)) {
     return false;
   }
   return (record_->pos_phase == kIdentifyTerminal && !record_->terminal_serial.empty())
@@ -86,7 +86,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
   if (!ensure_loaded(cmd.sink)) {
     return;
   }
-  if (!record_ || !is_pos(record_->payment_method)) {
+  if (!record_ || !ppp::is_pos(record_->payment_method)) {
     return cmd.sink.deliver(no_pos_payment(id_));
   }
   if (busy_) {
@@ -135,7 +135,7 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
   r.created_at = r.updated_at = now_unix_ms();
-  bool pos = is_pos(request.payment_method);
+  bool pos = ppp::is_pos(request.payment_method);
   if (pos) {
     // The first POS call only asks for the terminal; nothing reaches the acquirer yet.
     r.state = PaymentState::kUndefined;
@@ -280,14 +280,14 @@ std::string PaymentActor::create_response(const PaymentRecord& r, std::string_vi
 
 void PaymentActor::add_method_fields(const PaymentRecord& r, ppp::CreatePaymentResponse& out) const {
   const auto& d = r.document;
-  const std::string& m = r.payment_method;
+  auto family = ppp::method_family(r.payment_method).value_or(ppp::MethodFamily::kCard);
   if (d.expires_in_seconds > 0) {
     out.delay_to_cancel = d.expires_in_seconds;
   }
-  if (m == "Pix") {
+  if (family == ppp::MethodFamily::kPix) {
     out.delay_to_cancel = std::clamp<int64_t>(out.delay_to_cancel, 900, 3600);
   }
-  if (is_pos(m)) {
+  if (family == ppp::MethodFamily::kPos) {
     out.delay_to_cancel = 600;  // at least the 300 s the wait app polls
     if (r.state == PaymentState::kApproved) {
       out.card_brand = d.card_brand;
@@ -298,35 +298,41 @@ void PaymentActor::add_method_fields(const PaymentRecord& r, ppp::CreatePaymentR
   if (r.state != PaymentState::kUndefined && r.state != PaymentState::kProcessing) {
     return;
   }
-  if (m == "Pix" && !d.pix_code.empty()) {
-    JsonWriter payload;
-    payload.begin_object()
-        .key("code")
-        .string(d.pix_code)
-        .key("qrCodeBase64Image")
-        .string(d.pix_qr_png)
-        .end_object();
-    out.payment_app_name = "vtex.pix-payment";
-    out.payment_app_payload = payload.str();
-  } else if (m == "BankInvoice") {
-    out.payment_url = out.bank_issue_invoice_id = d.payment_url;
-    out.identification_number = d.boleto_line;
-    out.identification_number_formatted = d.boleto_line_formatted;
-    out.bar_code_image_type = "i25";
-    out.bar_code_image_number = d.boleto_barcode;
-  } else if (m == "Promissories") {
-    out.payment_url = out.redirect_url = d.payment_url;
-  } else if (is_pos(m) && r.pos_phase == kIdentifyTerminal) {
-    JsonWriter payload;
-    payload.begin_object()
-        .key("submitUrl")
-        .string(ctx_.public_url + "/pos/" + id_ + "/terminal?token=" + pos_link_token(ctx_.pos_link_key, id_))
-        .end_object();
-    out.payment_app_name = "vtex.terminal-connector-app";
-    out.payment_app_payload = payload.str();
-  } else if (is_pos(m)) {
-    out.payment_app_name = "vtex.challenge-wait-for-confirmation";
-    out.payment_app_payload = R"({"secondsWaiting":300})";
+  switch (family) {
+    case ppp::MethodFamily::kCard:
+      return;
+    case ppp::MethodFamily::kPix:
+      if (!d.pix_code.empty()) {
+        JsonWriter payload;
+        payload.begin_object().key("code").string(d.pix_code).key("qrCodeBase64Image").string(d.pix_qr_png).end_object();
+        out.payment_app_name = "vtex.pix-payment";
+        out.payment_app_payload = payload.str();
+      }
+      return;
+    case ppp::MethodFamily::kBankInvoice:
+      out.payment_url = out.bank_issue_invoice_id = d.payment_url;
+      out.identification_number = d.boleto_line;
+      out.identification_number_formatted = d.boleto_line_formatted;
+      out.bar_code_image_type = "i25";
+      out.bar_code_image_number = d.boleto_barcode;
+      return;
+    case ppp::MethodFamily::kRedirect:
+      out.payment_url = out.redirect_url = d.payment_url;
+      return;
+    case ppp::MethodFamily::kPos:
+      if (r.pos_phase == kIdentifyTerminal) {
+        JsonWriter payload;
+        payload.begin_object()
+            .key("submitUrl")
+            .string(ctx_.public_url + "/pos/" + id_ + "/terminal?token=" + pos_link_token(ctx_.pos_link_key, id_))
+            .end_object();
+        out.payment_app_name = "vtex.terminal-connector-app";
+        out.payment_app_payload = payload.str();
+      } else {
+        out.payment_app_name = "vtex.challenge-wait-for-confirmation";
+        out.payment_app_payload = R"({"secondsWaiting":300})";
+      }
+      return;
   }
 }
 
