@@ -184,28 +184,15 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   if (!verified || !ppp::is_valid_identifier(id)) {
     return respond(problem(401, "Unauthorized", "webhook signature missing or invalid"));
   }
-  auto doc = JsonValue::parse(request.body);
-  const JsonValue* data = doc ? doc->find("data") : nullptr;
-  auto status = data ? data->string_or("status") : "";
+  auto decoded = acquirer::decode_event(request.body);
+  if (!decoded || !ppp::is_valid_identifier(decoded->key)) {
+    return respond(problem(400, "Bad Request", "webhook data needs paymentId and status"));
+  }
   actors::AcquirerEvent event;
   event.event_id = std::string(id);
   event.body_hash = crypto::to_hex(crypto::sha256(request.body));
-  event.payment_id = data ? data->string_or("paymentId") : "";
-  if (!ppp::is_valid_identifier(event.payment_id) ||
-      (status != "approved" && status != "denied" && status != "pending")) {
-    return respond(problem(400, "Bad Request", "webhook data needs paymentId and status"));
-  }
-  auto& a = event.authorization;
-  a.status = status == "approved" ? acquirer::AuthorizationStatus::kApproved
-             : status == "denied" ? acquirer::AuthorizationStatus::kDenied
-                                  : acquirer::AuthorizationStatus::kPending;
-  a.tid = data->string_or("tid");
-  a.nsu = data->string_or("nsu");
-  a.authorization_id = data->string_or("authorizationId");
-  a.acquirer = data->string_or("acquirer");
-  a.code = data->string_or("code");
-  a.message = data->string_or("message");
-  a.revision = data->int_or("revision");
+  event.payment_id = std::move(decoded->key);
+  event.authorization = std::move(decoded->authorization);
   service_.ingest_event(std::move(event), to_responder(respond));
 }
 

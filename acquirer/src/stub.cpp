@@ -144,17 +144,6 @@ struct StubAcquirer::Impl {
     }
   }
 
-  static std::string event_body(const std::string& key, const Authorization& a) {
-    JsonWriter w;
-    w.begin_object().key("type").string("authorization.updated").key("data").begin_object();
-    w.key("paymentId").string(key).key("status").string(to_string(a.status));
-    w.key("tid").string(a.tid).key("nsu").string(a.nsu).key("authorizationId").string(a.authorization_id);
-    w.key("acquirer").string(a.acquirer).key("code").string(a.code).key("message").string(a.message);
-    w.key("revision").number(a.revision);
-    w.end_object().end_object();
-    return std::move(w).take();
-  }
-
   // Resolves `key` if its time has come and, if that changed it, sends the webhook.
   void settle_and_report(const std::string& key) {
     Authorization a;
@@ -173,7 +162,7 @@ struct StubAcquirer::Impl {
       a = it->second.result;
     }
     std::string id = "evt_" + derived_id("event", key, 16) + "_" + std::to_string(a.revision);
-    send_webhook(id, event_body(key, a), 1);
+    send_webhook(id, encode_event({key, a}), 1);
   }
 
   void send_webhook(std::string id, std::string body, int attempt) {

@@ -151,6 +151,47 @@ Result<Authorization> decode_authorization(std::string_view json) {
   return a;
 }
 
+}  // namespace idempay::acquirer::wire
+
+namespace idempay::acquirer {
+
+std::string encode_event(const AuthorizationEvent& event) {
+  const Authorization& a = event.authorization;
+  JsonWriter w;
+  w.begin_object().key("type").string("authorization.updated").key("data").begin_object();
+  w.key("paymentId").string(event.key).key("status").string(to_string(a.status));
+  w.key("tid").string(a.tid).key("nsu").string(a.nsu).key("authorizationId").string(a.authorization_id);
+  w.key("acquirer").string(a.acquirer).key("code").string(a.code).key("message").string(a.message);
+  w.key("revision").number(a.revision);
+  w.end_object().end_object();
+  return std::move(w).take();
+}
+
+Result<AuthorizationEvent> decode_event(std::string_view body) {
+  auto doc = JsonValue::parse(body);
+  const JsonValue* data = doc ? doc->find("data") : nullptr;
+  auto status = data ? wire::status_of(data->string_or("status")) : std::nullopt;
+  if (!status || data->string_or("paymentId").empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "webhook data needs paymentId and status");
+  }
+  AuthorizationEvent e;
+  e.key = data->string_or("paymentId");
+  Authorization& a = e.authorization;
+  a.status = *status;
+  a.tid = data->string_or("tid");
+  a.nsu = data->string_or("nsu");
+  a.authorization_id = data->string_or("authorizationId");
+  a.acquirer = data->string_or("acquirer");
+  a.code = data->string_or("code");
+  a.message = data->string_or("message");
+  a.revision = data->int_or("revision");
+  return e;
+}
+
+}  // namespace idempay::acquirer
+
+namespace idempay::acquirer::wire {
+
 Result<OperationOutcome> decode_operation_outcome(std::string_view json) {
   auto doc = JsonValue::parse(json);
   if (!doc) {

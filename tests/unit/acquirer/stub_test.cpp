@@ -112,5 +112,22 @@ TEST(StubServerTest, UnreachableAcquirerIsUnavailable) {
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
 }
 
+TEST(AcquirerEventTest, WebhookBodyRoundTripsAndRefusesWhatIsNotAnEvent) {
+  Authorization a;
+  a.status = AuthorizationStatus::kApproved;
+  a.tid = "T1";
+  a.authorization_id = "777";
+  a.revision = 3;
+  auto back = decode_event(encode_event({"pay-1", a})).value();
+  EXPECT_EQ(back.key, "pay-1");
+  EXPECT_EQ(back.authorization.status, AuthorizationStatus::kApproved);
+  EXPECT_EQ(back.authorization.tid, "T1");
+  EXPECT_EQ(back.authorization.revision, 3);
+  EXPECT_FALSE(decode_event(R"({"data":{"paymentId":"p","status":"refunded"}})"));
+  EXPECT_FALSE(decode_event(R"({"data":{"status":"approved"}})"));
+  EXPECT_FALSE(decode_event(R"({"data":{"paymentId":"p","status":"denied","status":"approved"}})"));
+  EXPECT_FALSE(decode_event("not json"));
+}
+
 }  // namespace
 }  // namespace idempay::acquirer

@@ -61,6 +61,19 @@ struct Authorization {
   PaymentDocument document;
 };
 
+/// An outcome the acquirer reports by webhook ("authorization.updated"): the authorization
+/// under `key` (the paymentId) as it stands now.
+struct AuthorizationEvent {
+  std::string key;
+  Authorization authorization;
+};
+
+/// The webhook body, both ways: the stub writes it, the connector reads it once its signature
+/// has been verified. kInvalidArgument for a body that is not such an event (unknown status,
+/// no key, malformed or duplicated JSON members).
+std::string encode_event(const AuthorizationEvent& event);
+Result<AuthorizationEvent> decode_event(std::string_view body);
+
 /// A capture, cancellation or refund, idempotent on `key` (the requestId).
 struct OperationCall {
   ppp::OperationKind kind = ppp::OperationKind::kCancel;
