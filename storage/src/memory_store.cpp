@@ -1,6 +1,13 @@
+// The in-memory store for tests: the same contract as RocksDB, the same condition rule
+// (conditions.hpp), and commits completed on a thread of its own, in order, as the real store
+// completes them, so that every test goes through the asynchronous path. No durability.
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <thread>
 
+#include "conditions.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::storage {
@@ -9,6 +16,17 @@ namespace {
 
 class MemoryStore final : public Store {
 public:
+  MemoryStore() : completer_([this] { run(); }) {}
+
+  ~MemoryStore() override {
+    {
+      std::lock_guard lock(queue_mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    completer_.join();
+  }
+
   Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) override {
     std::lock_guard lock(mutex_);
     auto& space = spaces_[static_cast<size_t>(ks)];
@@ -19,7 +37,17 @@ public:
     return std::optional<Versioned>(it->second);
   }
 
-  void commit(Batch batch, CommitCallback done) override { done(apply(batch)); }
+  void commit(Batch batch, CommitCallback done) override {
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (!stopping_) {
+        queue_.emplace_back(std::move(batch), std::move(done));
+        wake_.notify_one();
+        return;
+      }
+    }
+    done(make_error(ErrorCode::kUnavailable, "store is closing"));
+  }
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
@@ -35,32 +63,37 @@ public:
   }
 
 private:
+  void run() {
+    for (;;) {
+      std::pair<Batch, CommitCallback> next;
+      {
+        std::unique_lock lock(queue_mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) {
+          return;  // stopping and drained
+        }
+        next = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      next.second(apply(next.first));
+    }
+  }
+
   CommitResult apply(const Batch& batch) {
     std::lock_guard lock(mutex_);
-    // Check every condition against the state as this batch's earlier writes leave it.
-    std::map<std::pair<size_t, std::string>, uint64_t> pending;
-    std::vector<uint64_t> etags;
-    for (const Write& w : batch) {
-      auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
-      auto found = pending.find(id);
-      uint64_t current = 0;
-      if (found != pending.end()) {
-        current = found->second;
-      } else if (w.blind && !w.expected_etag) {
-        current = 0;
-      } else if (auto it = spaces_[id.first].find(w.key); it != spaces_[id.first].end()) {
-        current = it->second.etag;
-      }
-      if (w.expected_etag && *w.expected_etag != current) {
-        return make_error(ErrorCode::kConflict, "etag mismatch on " + w.key);
-      }
-      pending[id] = current + 1;
-      etags.push_back(w.value ? current + 1 : 0);
+    StagedEtags staged;
+    auto etags = check_conditions(batch, staged, [this](const Write& w) -> Result<uint64_t> {
+      auto& space = spaces_[static_cast<size_t>(w.keyspace)];
+      auto it = space.find(w.key);
+      return it == space.end() ? 0 : it->second.etag;
+    });
+    if (!etags) {
+      return etags;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
       auto& space = spaces_[static_cast<size_t>(batch[i].keyspace)];
       if (batch[i].value) {
-        space[batch[i].key] = Versioned{*batch[i].value, etags[i]};
+        space[batch[i].key] = Versioned{*batch[i].value, (*etags)[i]};
       } else {
         space.erase(batch[i].key);
       }
@@ -68,8 +101,13 @@ private:
     return etags;
   }
 
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards the data
   std::map<std::string, Versioned> spaces_[kKeyspaceCount];
+  std::mutex queue_mutex_;  // guards what follows
+  std::condition_variable wake_;
+  std::deque<std::pair<Batch, CommitCallback>> queue_;
+  bool stopping_ = false;
+  std::thread completer_;  // last: starts after everything it uses exists
 };
 
 }  // namespace

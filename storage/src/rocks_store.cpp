@@ -22,6 +22,7 @@
 #include <rocksdb/write_batch.h>
 #include <spdlog/spdlog.h>
 
+#include "conditions.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::storage {
@@ -219,7 +220,7 @@ private:
   // completes every caller.
   void commit_group(std::deque<PendingCommit>& group) {
     rocksdb::WriteBatch wb;
-    std::map<std::pair<size_t, std::string>, uint64_t> staged;
+    StagedEtags staged;
     std::vector<CommitResult> results;
     results.reserve(group.size());
     bool any_synced = false;
@@ -245,45 +246,26 @@ private:
     }
   }
 
-  CommitResult stage(const Batch& batch, rocksdb::WriteBatch& wb,
-                     std::map<std::pair<size_t, std::string>, uint64_t>& staged) {
-    std::vector<uint64_t> etags;
-    etags.reserve(batch.size());
-    // This batch's own writes, merged into `staged` only if the whole batch passes: the cost
-    // is per write, never per batch already in the group.
-    std::map<std::pair<size_t, std::string>, uint64_t> local;
-    for (const Write& w : batch) {
-      auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
-      uint64_t current = 0;
-      if (auto it = local.find(id); it != local.end()) {
-        current = it->second;
-      } else if (auto st = staged.find(id); st != staged.end()) {
-        current = st->second;
-      } else if (!w.blind || w.expected_etag) {
-        auto got = get(w.keyspace, w.key);
-        if (!got) {
-          return tl::unexpected(got.error());
-        }
-        current = *got ? (*got)->etag : 0;
+  // Checks `batch` against the store and the batches staged before it in this group, and
+  // adds its writes to `wb` if it passes.
+  CommitResult stage(const Batch& batch, rocksdb::WriteBatch& wb, StagedEtags& staged) {
+    auto etags = check_conditions(batch, staged, [this](const Write& w) -> Result<uint64_t> {
+      auto got = get(w.keyspace, w.key);
+      if (!got) {
+        return tl::unexpected(got.error());
       }
-      if (w.expected_etag && *w.expected_etag != current) {
-        return make_error(ErrorCode::kConflict, "etag mismatch");
-      }
-      // Etags keep counting across deletes so that a deleted-then-recreated key never
-      // reuses an etag a stale writer may still hold.
-      local[id] = current + 1;
-      etags.push_back(w.value ? current + 1 : 0);
+      return *got ? (*got)->etag : 0;
+    });
+    if (!etags) {
+      return etags;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
       const Write& w = batch[i];
       if (w.value) {
-        wb.Put(cf(w.keyspace), w.key, encode(etags[i], *w.value)).PermitUncheckedError();
+        wb.Put(cf(w.keyspace), w.key, encode((*etags)[i], *w.value)).PermitUncheckedError();
       } else {
         wb.Delete(cf(w.keyspace), w.key).PermitUncheckedError();
       }
-    }
-    for (auto& [id, etag] : local) {
-      staged[id] = etag;
     }
     return etags;
   }

@@ -1,0 +1,54 @@
+#pragma once
+// The compare-and-swap rule, one implementation for every store: each write's condition is
+// checked against the store as the writes staged before it leave it (earlier batches of the
+// same group, and this batch's own earlier writes), and a batch passes whole or not at all.
+#include <map>
+#include <string>
+#include <utility>
+
+#include "idempay/storage/store.hpp"
+
+namespace idempay::storage {
+
+/// Etags as the batches staged so far leave them, by (keyspace, key).
+using StagedEtags = std::map<std::pair<size_t, std::string>, uint64_t>;
+
+/// The new etag of each write of `batch` (0 for deletes), or kConflict; `staged` takes this
+/// batch's etags only if it passes. `stored(write)` reads a key's etag from the store
+/// (0 if absent); it is not asked for blind writes, whose etag starts again at 1.
+template <class StoredEtag>
+CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEtag&& stored) {
+  std::vector<uint64_t> etags;
+  etags.reserve(batch.size());
+  // This batch's own writes, merged into `staged` only if the whole batch passes: the cost
+  // is per write, never per batch already in the group.
+  StagedEtags local;
+  for (const Write& w : batch) {
+    auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
+    uint64_t current = 0;
+    if (auto it = local.find(id); it != local.end()) {
+      current = it->second;
+    } else if (auto st = staged.find(id); st != staged.end()) {
+      current = st->second;
+    } else if (!w.blind || w.expected_etag) {
+      Result<uint64_t> read = stored(w);
+      if (!read) {
+        return tl::unexpected(read.error());
+      }
+      current = *read;
+    }
+    if (w.expected_etag && *w.expected_etag != current) {
+      return make_error(ErrorCode::kConflict, "etag mismatch on " + w.key);
+    }
+    // Etags keep counting across deletes so that a deleted-then-recreated key never reuses
+    // an etag a stale writer may still hold.
+    local[id] = current + 1;
+    etags.push_back(w.value ? current + 1 : 0);
+  }
+  for (auto& [id, etag] : local) {
+    staged[id] = etag;
+  }
+  return etags;
+}
+
+}  // namespace idempay::storage
