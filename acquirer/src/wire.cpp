@@ -24,6 +24,20 @@ std::optional<AuthorizationStatus> status_of(std::string_view s) {
   return std::nullopt;
 }
 
+// The fields an authorization answer and a webhook's data share.
+Authorization authorization_fields(const JsonValue& v, AuthorizationStatus status) {
+  Authorization a;
+  a.status = status;
+  a.tid = v.string_or("tid");
+  a.nsu = v.string_or("nsu");
+  a.authorization_id = v.string_or("authorizationId");
+  a.acquirer = v.string_or("acquirer");
+  a.code = v.string_or("code");
+  a.message = v.string_or("message");
+  a.revision = v.int_or("revision");
+  return a;
+}
+
 std::optional<ppp::OperationKind> kind_of(std::string_view s) {
   for (auto k : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
     if (ppp::to_string(k) == s) {
@@ -136,15 +150,7 @@ Result<Authorization> decode_authorization(std::string_view json) {
   if (!status) {
     return make_error(ErrorCode::kUnavailable, "acquirer answered an unknown status");
   }
-  Authorization a;
-  a.status = *status;
-  a.tid = doc->string_or("tid");
-  a.nsu = doc->string_or("nsu");
-  a.authorization_id = doc->string_or("authorizationId");
-  a.acquirer = doc->string_or("acquirer");
-  a.code = doc->string_or("code");
-  a.message = doc->string_or("message");
-  a.revision = doc->int_or("revision");
+  Authorization a = authorization_fields(*doc, *status);
   if (const JsonValue* d = doc->find("document"); d != nullptr) {
     a.document = read_document(*d);
   }
@@ -174,18 +180,7 @@ Result<AuthorizationEvent> decode_event(std::string_view body) {
   if (!status || data->string_or("paymentId").empty()) {
     return make_error(ErrorCode::kInvalidArgument, "webhook data needs paymentId and status");
   }
-  AuthorizationEvent e;
-  e.key = data->string_or("paymentId");
-  Authorization& a = e.authorization;
-  a.status = *status;
-  a.tid = data->string_or("tid");
-  a.nsu = data->string_or("nsu");
-  a.authorization_id = data->string_or("authorizationId");
-  a.acquirer = data->string_or("acquirer");
-  a.code = data->string_or("code");
-  a.message = data->string_or("message");
-  a.revision = data->int_or("revision");
-  return e;
+  return AuthorizationEvent{data->string_or("paymentId"), wire::authorization_fields(*data, *status)};
 }
 
 }  // namespace idempay::acquirer
