@@ -40,11 +40,12 @@ void MerchantDirectory::replace(MerchantFile file) {
 
 std::shared_ptr<const MerchantFile> MerchantDirectory::current() const { return std::atomic_load(&file_); }
 
-std::string MerchantDirectory::route_for(const std::string& merchant) {
-  auto file = current();
-  auto it = file->settings.find(merchant);
-  return it != file->settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
+std::string MerchantDirectory::route_in(const MerchantFile& file, const std::string& merchant) const {
+  auto it = file.settings.find(merchant);
+  return it != file.settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
 }
+
+std::string MerchantDirectory::route_for(const std::string& merchant) { return route_in(*current(), merchant); }
 
 acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {
   const std::string& route = stored_route.empty() ? defaults_.route : stored_route;  // stored before routes
@@ -55,7 +56,7 @@ acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route,
   // The merchant's key goes only to the acquirer it is configured for.
   std::string key;
   auto file = current();
-  if (auto it = file->settings.find(merchant); it != file->settings.end() && route_for(merchant) == route) {
+  if (auto it = file->settings.find(merchant); it != file->settings.end() && route_in(*file, merchant) == route) {
     key = it->second.acquirer_api_key;
   }
   auto& slot = http_[{route, key}];

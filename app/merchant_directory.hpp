@@ -43,6 +43,7 @@ public:
   bool uses_stub() const;
 
 private:
+  std::string route_in(const MerchantFile& file, const std::string& merchant) const;
   acquirer::StubAcquirer& stub_locked();
 
   AcquirerDefaults defaults_;

@@ -21,7 +21,7 @@ struct MerchantSettings {
 struct MerchantFile {
   std::shared_ptr<const http::Credentials> credentials;
   std::map<std::string, MerchantSettings> settings;  ///< by merchant name
-  std::string first_merchant;                        ///< owner of payments stored before owners were
+  std::string first_merchant;  ///< owns payments stored before owners were recorded (the file read at start)
 };
 
 /// The route of the in-process acquirer stub.

@@ -1,7 +1,5 @@
 #include "ppp_handler.hpp"
 
-#include <algorithm>
-
 #include <chrono>
 
 #include "idempay/protocol/crypto.hpp"

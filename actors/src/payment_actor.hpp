@@ -138,7 +138,6 @@ private:
   static constexpr std::string_view kIdentifyTerminal = "identify-terminal";
   static constexpr std::string_view kAwaitPos = "await-pos";
 
-
   // True when a Create Payment must do more than replay: the terminal is known but the charge
   // has not started, or it started and its answer was never recorded (a crash in between).
   bool pos_charge_due() const;

@@ -246,7 +246,7 @@ OutboxEntry PaymentActor::new_callback(PaymentRecord& r) const {
   OutboxEntry e;
   e.id = "dlv_" + id_ + "_" + std::to_string(++r.callbacks);
   e.payment_id = id_;
-  e.merchant = r.owner.empty() ? ctx_.legacy_owner : r.owner;
+  e.merchant = owner();  // r is a copy of the record: the same owner
   e.url = r.callback_url;
   e.body = r.response;
   e.created_at = e.next_attempt_at = now_unix_ms();

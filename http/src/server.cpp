@@ -44,16 +44,16 @@ std::string_view Request::header(std::string_view lower_name) const {
 
 struct Responder::State {
   std::function<void(Response)> deliver;
-  Response if_dropped;
+  std::shared_ptr<const Response> if_dropped;
   std::atomic<bool> answered{false};
   ~State() {
     if (!answered.exchange(true)) {
-      deliver(std::move(if_dropped));
+      deliver(*if_dropped);
     }
   }
 };
 
-Responder::Responder(std::function<void(Response)> deliver, Response if_dropped)
+Responder::Responder(std::function<void(Response)> deliver, std::shared_ptr<const Response> if_dropped)
     : state_(std::make_shared<State>()) {
   state_->deliver = std::move(deliver);
   state_->if_dropped = std::move(if_dropped);
@@ -139,6 +139,7 @@ struct Server::Impl {
   std::unordered_map<std::string, size_t> per_source;
   std::shared_ptr<const Credentials> credentials;  // read and replaced with atomic_load/store
   AuthThrottle throttle;
+  std::shared_ptr<const Response> dropped;  // the answer of a request no handler answered
 
   Impl(ServerOptions o, Handler& h)
       : options(std::move(o)),
@@ -152,6 +153,7 @@ struct Server::Impl {
     if (!options.errors) {
       options.errors = plain_error;
     }
+    dropped = std::make_shared<const Response>(options.errors(503, "unavailable", "request was dropped"));
   }
 
   bool is_public(std::string_view path) const {
@@ -335,7 +337,6 @@ private:
     request.query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
     request.method = std::string(req.method_string());
     request.principal = std::move(principal_);
-    request.source = source_;
     for (const auto& field : req) {
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
@@ -349,7 +350,7 @@ private:
             self->write(std::move(r));
           });
         },
-        server_.options.errors(503, "unavailable", "request was dropped"));
+        server_.dropped);
     server_.handler.handle(std::move(request), std::move(respond));
   }
 
@@ -426,10 +427,15 @@ void Server::Impl::on_accept_error(const beast::error_code& ec) {
   auto now = std::chrono::steady_clock::now();
   if (now - last_accept_log > std::chrono::seconds(10)) {
     last_accept_log = now;
+    size_t open = 0;
+    {
+      std::lock_guard lock(mutex);
+      open = open_connections;
+    }
     // strerror, not ec.message(): accept errors are the OS's own, and a first virtual call into
     // an error category while out of descriptors trips the sanitizers' type checks.
     spdlog::error("accept failed: {} (retrying every {} ms at most; open connections: {})",
-                  std::strerror(ec.value()), backoff.count(), open_connections);
+                  std::strerror(ec.value()), backoff.count(), open);
   }
   accept_backoff.expires_after(backoff);
   accept_backoff.async_wait([this](beast::error_code wait_ec) {

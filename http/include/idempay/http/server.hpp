@@ -27,7 +27,6 @@ struct Request {
   std::vector<Header> headers;
   std::string body;
   std::string principal;  ///< the authenticated merchant's name; empty on public routes
-  std::string source;     ///< the peer's IP address
 
   /// Value of the header named `lower_name`, empty if absent.
   std::string_view header(std::string_view lower_name) const;
@@ -46,10 +45,11 @@ struct Response {
 
 /// The one-shot reply channel of a request. Copyable and callable from any thread; the
 /// first call wins. If every copy is destroyed unanswered (a crashed or stopped handler),
-/// the client receives `if_dropped` (a 503) so that a connection can never hang.
+/// the client receives `if_dropped` (a 503) so that a connection can never hang. The answer
+/// is shared, built once, since nearly every request is answered.
 class Responder {
 public:
-  Responder(std::function<void(Response)> deliver, Response if_dropped);
+  Responder(std::function<void(Response)> deliver, std::shared_ptr<const Response> if_dropped);
   void operator()(Response response) const;
 
 private:
