@@ -15,6 +15,10 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
              stub's own ledger is not counted)
   growth     create throughput on a store preloaded with 10 thousand .. 10 million payments
+  sustained  minutes of load on one process with no idle waits, reported per 10 s window:
+             Create Payment alone, then a gateway-like mix (each payment created with the
+             2.3 KB storefront body, retried 1-3 times, settled, one in five refunded), each
+             over distinct payments and each next to nginx for the same windows
 Each create/replay/settle round alternates with nginx, and each idempay run starts once the
 server is idle again (the previous run's flushes, compactions and passivations done, or 20 s
 passed); the table shows medians with min-max, p50/p99 latency and the ratios to the ceilings. Writes results.csv, results.json and
@@ -347,6 +351,59 @@ def growth_rounds(binary, work, opts, extra):
     extra["growth"] = points
 
 
+def sustained_rounds(binary, work, opts, extra):
+    """Consecutive wrk runs of one window each against one process, no idle waits between
+    them: what a gateway sees during a long peak. nginx over the same number of windows."""
+    windows = max(1, opts.sustained // opts.window)
+    c = opts.sustained_connections
+
+    def run(url, script, args_of):
+        results = []
+        for w in range(windows):
+            r = wrk(url, opts.window, c, script, args_of(w))
+            results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"]})
+        return results
+
+    probe = Idempay(binary, work, "sustained-probe")
+    answer = probe.post("/payments", create_body("size-probe"))[1].decode()
+    probe.stop()
+    nginx = Nginx(work, "sustained-nginx", answer.replace("'", ""))
+    out = {"window_s": opts.window, "connections": c,
+           "nginx": run(f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
+                        lambda w: [f"run=n{w}", "body=full"])}
+    nginx.stop()
+    for name, script, args_of in (("create", "create_distinct.lua", lambda w: [f"run=sc{w}", "body=full"]),
+                                  ("mix", "gateway_mix.lua", lambda w: [f"run=sm{w}"])):
+        server = Idempay(binary, work, f"sustained-{name}")
+        out[name] = run(f"{server.url}/payments", script, args_of)
+        out[name + "_rss_mb"] = round(server.rss_mb(), 1)
+        server.stop()
+    extra["sustained"] = out
+
+
+def window_summary(windows):
+    rates = [w["rps"] for w in windows]
+    median = statistics.median(rates)
+    return {"min": min(rates), "median": round(median), "max": max(rates),
+            "slowest_vs_median": round(min(rates) / median, 2) if median else 0,
+            "p99_max_ms": max(w["p99_ms"] for w in windows),
+            "p99_median_ms": round(statistics.median(w["p99_ms"] for w in windows), 2),
+            "non2xx": sum(w["non2xx"] for w in windows)}
+
+
+def sustained_report(s):
+    print(f"sustained: {len(s['create'])} windows of {s['window_s']} s, wrk -c{s['connections']}, "
+          f"2.3 KB Create Payment bodies, no idle waits")
+    print(f"{'':28} {'min':>7} {'median':>7} {'max':>7} {'slowest/median':>15} {'p99 median':>11} {'p99 max':>8}")
+    for name, label in (("nginx", "nginx, static answer"), ("create", "Create Payment, distinct"),
+                        ("mix", "gateway mix (all requests)")):
+        w = window_summary(s[name])
+        print(f"{label:28} {w['min']:>7} {w['median']:>7} {w['max']:>7} {w['slowest_vs_median']:>15.0%} "
+              f"{w['p99_median_ms']:>11} {w['p99_max_ms']:>8}   ({w['non2xx']} not 2xx)")
+        print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
+    print(f"RSS at the end: create {s['create_rss_mb']} MB, mix {s['mix_rss_mb']} MB")
+
+
 LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),
           ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
@@ -354,6 +411,8 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
 
 
 def table_rows(runs):
+    if not runs["nginx"]:
+        return [], 0
     nginx_rps = summarize([r["rps"] for r in runs["nginx"]])["median"]
     rows = []
     for name, label in LABELS:
@@ -369,6 +428,7 @@ def table_rows(runs):
 
 
 def report(out_dir, opts, rows, nginx_rps, extra):
+    nginx_rps = nginx_rps or float("nan")  # throughput rounds skipped: no short-run ceiling
     machine = f"{os.cpu_count()} cores, {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
     (out_dir / "results.json").write_text(json.dumps({
         "machine": machine, "rounds": opts.rounds, "duration_s": opts.duration, "connections": opts.connections,
@@ -381,6 +441,12 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         for name in ("webhooks", "callbacks"):
             if name in extra:
                 f.write(f"{name},{extra[name]['per_s']},,,,,,{round(extra[name]['per_s'] / nginx_rps, 3)}\n")
+        if "sustained" in extra:
+            base = window_summary(extra["sustained"]["nginx"])["median"]
+            for name in ("create", "mix"):
+                w = window_summary(extra["sustained"][name])
+                f.write(f"sustained-{name},{w['median']},{w['min']},{w['max']},,{w['p99_median_ms']},{w['non2xx']},"
+                        f"{round(w['median'] / base, 3) if base else 0}\n")
         for point in extra.get("growth", []):
             f.write(f"growth-{point['stored']},{point['rps']},,,{point['p50_ms']},{point['p99_ms']},,"
                     f"{round(point['rps'] / nginx_rps, 3)}\n")
@@ -404,13 +470,16 @@ def report(out_dir, opts, rows, nginx_rps, extra):
     if half:
         print(f"p99 at {half['rps_median']} req/s ({half['rps_median'] / create['rps_median']:.0%} of the create rate): "
               f"{half['p99_ms']} ms")
-    print(f"after {extra['payments_stored']} payments: RSS {extra['rss_mb']} MB, "
-          f"{extra['disk_bytes_per_payment']} bytes on disk per payment, clean shutdown in {extra['shutdown_s']} s")
+    if "payments_stored" in extra:
+        print(f"after {extra['payments_stored']} payments: RSS {extra['rss_mb']} MB, "
+              f"{extra['disk_bytes_per_payment']} bytes on disk per payment, clean shutdown in {extra['shutdown_s']} s")
     if "memory" in extra:
         m = extra["memory"]
         print(f"memory: after {m['payments']:,} payments (out-of-process stub): RSS {m['rss_mb']} MB, "
               f"{m['disk_bytes_per_payment']} bytes on disk per payment, shutdown {m['shutdown_s']} s; create rate "
               f"by chunk: " + ", ".join(f"{c['rps']}@{c['stored']:,}" for c in m["chunks"]))
+    if "sustained" in extra:
+        sustained_report(extra["sustained"])
     for point in extra.get("growth", []):
         print(f"growth: {point['stored']:>11,} payments stored ({point['disk_mb']} MB): create {point['rps']} req/s, "
               f"p99 {point['p99_ms']} ms")
@@ -458,12 +527,17 @@ def main():
     ap.add_argument("--chunk", type=int, default=20, help="seconds per wrk run while filling for the memory scenario")
     ap.add_argument("--growth", default="10000,100000,1000000",
                     help="store sizes for the growth scenario (add 10000000 for the full curve: ~20 min more)")
-    ap.add_argument("--skip", default="", help="comma-separated groups to leave out: latency,webhooks,memory,growth")
+    ap.add_argument("--sustained", type=int, default=120, help="seconds of each sustained scenario")
+    ap.add_argument("--window", type=int, default=10, help="seconds per window of the sustained scenarios")
+    ap.add_argument("--sustained-connections", type=int, default=64)
+    ap.add_argument("--skip", default="",
+                    help="comma-separated groups to leave out: throughput,latency,webhooks,memory,growth,sustained")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     opts = ap.parse_args()
     if opts.quick:
         opts.rounds, opts.duration, opts.memory_payments, opts.chunk = 1, 1, 2_000, 1
+        opts.sustained, opts.window = 4, 2
         opts.growth = "1000,3000"
     opts.growth = [int(n) for n in opts.growth.split(",") if n]
     out_dir = pathlib.Path(opts.out)
@@ -473,10 +547,12 @@ def main():
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="idempay-bench-"))
     runs = {name: [] for name, _ in LABELS}
+    skip = set(opts.skip.split(",")) | ({"latency"} if opts.quick else set())
+    extra = {}
     try:
-        print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
-        extra = throughput_rounds(opts.binary, work, opts, runs)
-        skip = set(opts.skip.split(",")) | ({"latency"} if opts.quick else set())
+        if "throughput" not in skip:
+            print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
+            extra = throughput_rounds(opts.binary, work, opts, runs)
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
@@ -489,6 +565,9 @@ def main():
         if "growth" not in skip:
             print("growth", flush=True)
             growth_rounds(opts.binary, work, opts, extra)
+        if "sustained" not in skip:
+            print(f"sustained: {opts.sustained} s of creates, then of a gateway mix, no idle waits", flush=True)
+            sustained_rounds(opts.binary, work, opts, extra)
         extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -53,4 +53,37 @@ function M.create_body(id, card, callback)
   return string.format(template, id, id, callback or M.default_callback, card or M.approved_card)
 end
 
+-- A Create Payment as a storefront sends it (about 2.3 KB): buyer, addresses, items and
+-- merchant settings, as the sustained scenarios use.
+local full_template = '{"reference":"1072430428324","orderId":"v1072430428ltc-%s","shopperInteraction":"ecommerce",'
+  .. '"verificationOnly":false,"paymentId":"%s","paymentMethod":"Visa","paymentMethodCustomCode":null,'
+  .. '"merchantName":"mystore","value":31.9,"currency":"BRL","installments":3,"installmentsInterestRate":0.0199,'
+  .. '"installmentsValue":10.63,"deviceFingerprint":"12ade389087fe","ipAddress":"187.105.111.65",'
+  .. '"transactionId":"TX-%s","card":{"holder":"John Doe","number":"%s","csc":"123",'
+  .. '"expiration":{"month":"12","year":"2030"},"document":"01234567890"},'
+  .. '"miniCart":{"buyer":{"id":"c1245228-1c68-11e6-94ac-0afa86a846a5","firstName":"John","lastName":"Doe",'
+  .. '"document":"01234567890","documentType":"CPF","corporateName":null,"tradeName":null,"corporateDocument":null,'
+  .. '"isCorporate":false,"email":"john.doe@example.com","phone":"+5521999999999","createdDate":"2026-11-30T12:00:00"},'
+  .. '"shippingAddress":{"country":"BRA","street":"Praia de Botafogo St.","number":"300","complement":"3rd Floor",'
+  .. '"neighborhood":"Botafogo","postalCode":"22250040","city":"Rio de Janeiro","state":"RJ"},'
+  .. '"billingAddress":{"country":"BRA","street":"Brigadeiro Faria Lima Avenue","number":"4440","complement":"10th Floor",'
+  .. '"neighborhood":"Itaim Bibi","postalCode":"04538132","city":"Sao Paulo","state":"SP"},'
+  .. '"items":[{"id":"132981","name":"My First Product","price":2134.9,"quantity":2,"discount":5.0,'
+  .. '"deliveryType":"Normal","categoryId":"12","sellerId":"1"},'
+  .. '{"id":"123242","name":"My Second Product","price":21.98,"quantity":1,"discount":1.0,'
+  .. '"deliveryType":"Normal","categoryId":"7","sellerId":"1"},'
+  .. '{"id":"773211","name":"A Third Product With A Longer Name","price":9.9,"quantity":4,"discount":0,'
+  .. '"deliveryType":"Pickup","categoryId":"31","sellerId":"2"}],'
+  .. '"shippingValue":11.44,"taxValue":10.01},'
+  .. '"url":"https://admin.example/orders?q=v1072430428ltc-%s","callbackUrl":"%s",'
+  .. '"inboundRequestsUrl":"https://api.example/inbound-requests/:action",'
+  .. '"returnUrl":"https://shop.example/checkout/order/v1072430428ltc-%s",'
+  .. '"recipients":[{"id":"mystore","name":"My Store","documentType":"CNPJ","document":"12345678000190",'
+  .. '"role":"marketplace","chargeProcessingFee":true,"chargebackLiable":true,"amount":31.9}],'
+  .. '"merchantSettings":[{"name":"softDescriptor","value":"MYSTORE"},{"name":"antifraudProfile","value":"default"}]}'
+
+function M.full_create_body(id, card, callback)
+  return string.format(full_template, id, id, id, card or M.approved_card, id, callback or M.default_callback, id)
+end
+
 return M
