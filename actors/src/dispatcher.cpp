@@ -42,23 +42,37 @@ public:
   }
 
 private:
+  // Read on a store reader thread: the outbox may be long, and this actor shares its worker
+  // with the payment actors. Entries announced meanwhile are added once (add() ignores a
+  // known id).
   void resume_outbox() {
-    auto entries = ctx_.store->scan(Keyspace::kOutbox, "", SIZE_MAX);
+    auto back = in_actor<std::vector<OutboxEntry>>(self_, [me = shared_from_this()](std::vector<OutboxEntry> entries) {
+      for (auto& entry : entries) {
+        me->add(std::move(entry));
+      }
+    });
+    ctx_.store->read_async([back](storage::Store& store) { back(read_outbox(store)); });
+  }
+
+  static std::vector<OutboxEntry> read_outbox(storage::Store& store) {
+    std::vector<OutboxEntry> out;
+    auto entries = store.scan(Keyspace::kOutbox, "", SIZE_MAX);
     if (!entries) {
       spdlog::error("cannot read the outbox: {}", entries.error().message);
-      return;
+      return out;
     }
     for (auto& [key, versioned] : *entries) {
       auto entry = decode_outbox(versioned.value);
       if (entry) {
-        add(std::move(*entry));
+        out.push_back(std::move(*entry));
       } else {
         spdlog::error("outbox entry {} unreadable: {}", key, entry.error().message);
       }
     }
-    if (!entries->empty()) {
-      spdlog::info("resuming {} pending callback deliveries", entries->size());
+    if (!out.empty()) {
+      spdlog::info("resuming {} pending callback deliveries", out.size());
     }
+    return out;
   }
 
   void add(OutboxEntry entry) {

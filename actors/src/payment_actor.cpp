@@ -51,6 +51,7 @@ caf::behavior PaymentActor::behavior() {
 }
 
 void PaymentActor::release_waiters() {
+  awaiting_load_.clear();
   deferred_.clear();
   create_waiters_.clear();
   op_waiters_.clear();
@@ -59,7 +60,7 @@ void PaymentActor::release_waiters() {
 void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
-  if (busy_ || !deferred_.empty() || reconcile_pending_) {
+  if (busy_ || !deferred_.empty() || reconcile_pending_ || loading_) {
     return;  // the directory offers again after another idle timeout
   }
   if (ctx_.directory->try_retire(id_, self_->address(), handled_)) {
@@ -67,52 +68,44 @@ void PaymentActor::on_idle() {
   }
 }
 
-bool PaymentActor::ensure_loaded(const ReplySink& sink) {
-  if (loaded_) {
-    return true;
+void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> again) {
+  if (load_failure_) {
+    return sink.deliver(error_reply(*load_failure_));
   }
-  if (!audit_buffer_.empty()) {
-    // Chained to entries whose commit failed: storing them would leave a gap in the chain.
-    spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id_, audit_buffer_.size());
-    audit_buffer_.clear();
+  awaiting_load_.push_back(std::move(again));
+  if (loading_) {
+    return;
   }
-  tally_ = ArrivalTally{};
-  tally_changed_ = false;
-  auto got = ctx_.store->get(Keyspace::kPayments, id_);
-  if (!got) {
-    sink.deliver(error_reply(got.error()));
-    return false;
-  }
-  record_.reset();
-  etag_ = 0;
-  if (!*got) {
-    // A payment's audit chain is written in the same batches as its record: no record, no chain.
-    audit_.reset(AuditHead{});
-    loaded_ = true;
-    return true;
-  }
-  auto decoded = decode_payment((*got)->value);
-  if (!decoded) {
-    spdlog::error("payment {}: stored record unreadable: {}", id_, decoded.error().message);
-    sink.deliver(error_reply(decoded.error()));
-    return false;
-  }
-  record_ = std::move(*decoded);
-  etag_ = (*got)->etag;
-  auto head = ctx_.store->get(Keyspace::kAudit, audit_head_key(id_));
-  if (!head) {
-    sink.deliver(error_reply(head.error()));
-    return false;
-  }
-  audit_.reset(*head ? decode_head((*head)->value).value_or(AuditHead{}) : AuditHead{});
-  if (audit_.head().seq >= kIndividualEntries) {  // counts left unsealed when the last actor ended
-    auto stored = ctx_.store->get(Keyspace::kAudit, audit_tally_key(id_));
-    if (stored && *stored) {
-      tally_ = ArrivalTally::decode((*stored)->value).value_or(ArrivalTally{});
+  loading_ = true;
+  read_then<Result<PaymentSnapshot>>([id = id_](storage::Store& store) { return read_payment(store, id); },
+                                     [me = shared_from_this()](Result<PaymentSnapshot> got) {
+                                       me->on_loaded(std::move(got));
+                                     });
+}
+
+void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
+  loading_ = false;
+  if (got) {
+    if (!audit_buffer_.empty()) {
+      // Chained to entries whose commit failed: storing them would leave a gap in the chain.
+      spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id_, audit_buffer_.size());
+      audit_buffer_.clear();
     }
+    record_ = std::move(got->record);
+    etag_ = got->etag;
+    audit_.reset(std::move(got->head));
+    tally_ = std::move(got->tally);
+    tally_changed_ = false;
+    loaded_ = true;
   }
-  loaded_ = true;
-  return true;
+  // The commands that waited run in arrival order now: each finds the record loaded, or
+  // answers the failure (and a later command starts a new load).
+  auto waiting = std::exchange(awaiting_load_, {});
+  load_failure_ = got ? nullptr : &got.error();
+  for (auto& again : waiting) {
+    again();
+  }
+  load_failure_ = nullptr;
 }
 
 AuditEntry PaymentActor::entry(std::string kind, std::string ref, std::string fingerprint,

@@ -17,6 +17,7 @@
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "messages.hpp"
+#include "payment_reads.hpp"
 #include "records.hpp"
 
 namespace idempay::actors {
@@ -71,8 +72,38 @@ private:
   // nothing is in flight and the directory agrees that every message it routed was handled.
   void on_idle();
 
-  // Loads the payment record on first use. False (and the sink answered) on a read failure.
-  bool ensure_loaded(const ReplySink& sink);
+  // -- loading: every store read runs on the store's reader threads, never on this worker ----
+
+  // Runs `again` once the payment is loaded. Commands start with `if (!loaded_) return
+  // when_loaded(...)`: the first one starts the load, later ones queue behind it in arrival
+  // order; while a failed load is reported, `sink` gets the failure instead.
+  void when_loaded(const ReplySink& sink, std::function<void()> again);
+  void on_loaded(Result<PaymentSnapshot> got);
+
+  // True when the payment is not loaded yet: `handler` runs with `cmd` once it is.
+  template <class Command>
+  bool wait_for_load(void (PaymentActor::*handler)(Command), Command& cmd) {
+    if (loaded_) {
+      return false;
+    }
+    ReplySink sink;
+    if constexpr (std::is_same_v<Command, NotifiedCommand>) {
+      // answers nobody
+    } else {
+      sink = cmd.sink;
+    }
+    when_loaded(sink, [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable {
+      ((*me).*handler)(std::move(cmd));
+    });
+    return true;
+  }
+
+  // Reads with `read` on a store reader thread, then runs `then` with the result in this actor.
+  template <class T>
+  void read_then(std::function<T(storage::Store&)> read, std::function<void(T)> then) {
+    auto back = in_actor<T>(std::move(then));
+    ctx_.store->read_async([read = std::move(read), back = std::move(back)](storage::Store& store) { back(read(store)); });
+  }
 
   // -- audit trail ---------------------------------------------------------------------------
 
@@ -104,6 +135,12 @@ private:
   void finish();
 
   void reply_all(std::vector<ReplySink>& sinks, const Reply& reply);
+
+  // Answers the operation or event in flight (and whoever joined it) and ends it.
+  void answer_and_finish(const Reply& reply) {
+    reply_all(op_waiters_, reply);
+    finish();
+  }
 
   // A commit failed: answer with a retryable error and forget the cached record, which may
   // no longer match the store.
@@ -186,6 +223,9 @@ private:
 
   void on_event(EventCommand cmd);
 
+  // on_event once the actor is reserved for it and the inbox has said whether it was seen.
+  void apply_event(const AcquirerEvent& event, Result<std::optional<storage::Versioned>> seen);
+
   void on_refresh(RefreshCommand cmd);
 
   // Moves an `undefined` payment to its final state and queues the callback, in one batch with
@@ -209,13 +249,12 @@ private:
 
   Reply request_conflict(const ppp::OperationRequest& req) const;
 
-  struct StoredOperation {
-    std::string key;  // where it is stored
-    OperationRecord record;
-    uint64_t etag = 0;
-  };
-  // This payment's operation under `request_id`, if any.
-  Result<std::optional<StoredOperation>> load_operation(const std::string& request_id);
+  // Looks up this payment's operation under `request_id` on a reader thread, then runs `then`.
+  void load_operation(const std::string& request_id,
+                      std::function<void(Result<std::optional<StoredOperation>>)> then);
+
+  // on_operate once the actor is reserved for `cmd` and its stored operation, if any, is read.
+  void operate_with(OperateCommand cmd, std::string fingerprint, Result<std::optional<StoredOperation>> stored);
 
   Status validate(const ppp::OperationRequest& req) const;
 
@@ -233,6 +272,9 @@ private:
   std::string id_;
 
   bool loaded_ = false;
+  bool loading_ = false;
+  std::vector<std::function<void()>> awaiting_load_;  // commands that arrived before the record
+  const Error* load_failure_ = nullptr;                // set while a failed load is reported
   std::optional<PaymentRecord> record_;
   uint64_t etag_ = 0;
 

@@ -3,7 +3,7 @@
 namespace idempay::actors {
 
 void PaymentActor::on_create(CreateCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_create, cmd)) {
     return;
   }
   std::string fingerprint = ppp::payment_fingerprint(ctx_.fingerprint_key, cmd.request);
@@ -83,7 +83,7 @@ void PaymentActor::start_pos_charge(ppp::CreatePaymentRequest request) {
 }
 
 void PaymentActor::on_terminal(TerminalCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_terminal, cmd)) {
     return;
   }
   if (!record_ || !ppp::is_pos(record_->payment_method)) {

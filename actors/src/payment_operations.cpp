@@ -3,7 +3,7 @@
 namespace idempay::actors {
 
 void PaymentActor::on_operate(OperateCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_operate, cmd)) {
     return;
   }
   const auto& req = cmd.request;
@@ -28,68 +28,60 @@ void PaymentActor::on_operate(OperateCommand cmd) {
     deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_operate(std::move(cmd)); });
     return;
   }
-  auto stored = load_operation(req.request_id);
+  // The actor is reserved while the stored operation is read: a duplicate joins this request,
+  // other mutations wait their turn.
+  busy_ = true;
+  inflight_request_id_ = req.request_id;
+  inflight_fingerprint_ = fingerprint;
+  inflight_merchant_ = cmd.merchant;
+  op_waiters_.push_back(cmd.sink);
+  std::string request_id = req.request_id;
+  load_operation(request_id, [me = shared_from_this(), cmd = std::move(cmd), fingerprint = std::move(fingerprint)](
+                                 Result<std::optional<StoredOperation>> stored) mutable {
+    me->operate_with(std::move(cmd), std::move(fingerprint), std::move(stored));
+  });
+}
+
+void PaymentActor::operate_with(OperateCommand cmd, std::string fingerprint,
+                                Result<std::optional<StoredOperation>> stored) {
+  const auto& req = cmd.request;
   if (!stored) {
-    return cmd.sink.deliver(error_reply(stored.error()));
+    return answer_and_finish(error_reply(stored.error()));
   }
   if (*stored) {
     const OperationRecord& existing = (*stored)->record;
     if (existing.fingerprint != fingerprint) {
       audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
                                        "requestId reused for another operation")));
-      return cmd.sink.deliver(request_conflict(req));
+      return answer_and_finish(request_conflict(req));
     }
     if (existing.phase == OperationPhase::kDone) {
       audit_now(by(cmd.merchant, entry("operation_duplicate_reused", req.request_id, fingerprint)));
-      return cmd.sink.deliver(Reply{existing.http_status, existing.response});  // G2
+      return answer_and_finish(Reply{existing.http_status, existing.response});  // G2
     }
-  } else if (auto s = validate(req); !s) {
-    audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
-                                     std::string(ppp::to_string(req.kind)) + ": " + s.error().message)));
-    return cmd.sink.deliver(error_reply(s.error()));
-  }
-  busy_ = true;
-  inflight_request_id_ = req.request_id;
-  inflight_fingerprint_ = fingerprint;
-  inflight_merchant_ = cmd.merchant;
-  op_waiters_.push_back(cmd.sink);
-  if (*stored) {
     // Intent written by an earlier attempt that never finished: the acquirer call is
     // idempotent on its key, so calling again cannot act twice.
     inflight_op_key_ = (*stored)->key;
     return call_operation(std::move(cmd.request), (*stored)->record, (*stored)->etag);
   }
+  if (auto s = validate(req); !s) {
+    audit_now(by(cmd.merchant, entry("operation_refused", req.request_id, fingerprint, {}, {},
+                                     std::string(ppp::to_string(req.kind)) + ": " + s.error().message)));
+    return answer_and_finish(error_reply(s.error()));
+  }
   write_operation_intent(std::move(cmd.request), std::move(fingerprint));
 }
 
-Result<std::optional<PaymentActor::StoredOperation>> PaymentActor::load_operation(const std::string& request_id) {
-  // Scoped to this payment first; then the bare requestId of operations stored before
-  // requestIds were scoped, which counts only if it names this payment. Payments created since
-  // (they name their owner) have no such operations: one lookup, not two.
+void PaymentActor::load_operation(const std::string& request_id,
+                                  std::function<void(Result<std::optional<StoredOperation>>)> then) {
   if (!record_) {
-    return std::optional<StoredOperation>();  // no payment, no operations of it
+    return then(std::optional<StoredOperation>());  // no payment, no operations of it
   }
-  bool may_have_legacy = record_->owner.empty();
-  for (const std::string& key : {operation_key(id_, request_id), request_id}) {
-    if (key == request_id && !may_have_legacy) {
-      break;
-    }
-    auto got = ctx_.store->get(Keyspace::kOperations, key);
-    if (!got) {
-      return tl::unexpected(got.error());
-    }
-    if (!*got) {
-      continue;
-    }
-    auto decoded = decode_operation((*got)->value);
-    if (!decoded) {
-      return tl::unexpected(decoded.error());
-    }
-    if (decoded->payment_id == id_) {
-      return std::optional<StoredOperation>(StoredOperation{key, std::move(*decoded), (*got)->etag});
-    }
-  }
-  return std::optional<StoredOperation>();
+  read_then<Result<std::optional<StoredOperation>>>(
+      [id = id_, request_id, legacy = record_->owner.empty()](storage::Store& store) {
+        return read_operation(store, id, request_id, legacy);
+      },
+      std::move(then));
 }
 
 Reply PaymentActor::request_conflict(const ppp::OperationRequest& req) const {

@@ -22,9 +22,11 @@ void PaymentActor::schedule_reconcile() {
 
 void PaymentActor::on_reconcile_tick() {
   reconcile_pending_ = false;
-  ReplySink none;
-  if (!ensure_loaded(none)) {
-    return schedule_reconcile();
+  if (!loaded_) {
+    if (load_failure_) {
+      return schedule_reconcile();
+    }
+    return when_loaded(ReplySink(), [me = shared_from_this()] { me->on_reconcile_tick(); });
   }
   if (busy_) {
     deferred_.push_back([me = shared_from_this()] { me->reconcile_in_background({}); });
@@ -88,7 +90,7 @@ void PaymentActor::mark_orphaned() {
 }
 
 void PaymentActor::on_recover(RecoverCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_recover, cmd)) {
     return;
   }
   for (const auto& request_id : cmd.operations) {
@@ -105,55 +107,63 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
 }
 
 void PaymentActor::resume_operation(const std::string& request_id) {
-  auto stored = load_operation(request_id);
-  if (!stored || !*stored || (*stored)->record.phase != OperationPhase::kProcessing) {
-    return;
-  }
-  const OperationRecord& op = (*stored)->record;
-  ppp::OperationRequest req;
-  req.kind = op.kind;
-  req.payment_id = id_;
-  req.request_id = request_id;
-  req.value = op.amount;
-  busy_ = true;
-  inflight_request_id_ = request_id;
-  inflight_fingerprint_ = op.fingerprint;
-  inflight_op_key_ = (*stored)->key;
-  call_operation(std::move(req), op, (*stored)->etag);
+  busy_ = true;  // while the operation is read
+  load_operation(request_id, [me = shared_from_this(), request_id](Result<std::optional<StoredOperation>> stored) {
+    if (!stored || !*stored || (*stored)->record.phase != OperationPhase::kProcessing) {
+      return me->finish();
+    }
+    const OperationRecord& op = (*stored)->record;
+    ppp::OperationRequest req;
+    req.kind = op.kind;
+    req.payment_id = me->id_;
+    req.request_id = request_id;
+    req.value = op.amount;
+    me->inflight_request_id_ = request_id;
+    me->inflight_fingerprint_ = op.fingerprint;
+    me->inflight_op_key_ = (*stored)->key;
+    me->call_operation(std::move(req), op, (*stored)->etag);
+  });
 }
 
 void PaymentActor::on_notified(NotifiedCommand cmd) {
-  if (ensure_loaded(ReplySink())) {
-    audit_now(entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
+  if (wait_for_load(&PaymentActor::on_notified, cmd)) {
+    return;
   }
+  audit_now(entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
 }
 
 void PaymentActor::on_event(EventCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_event, cmd)) {
     return;
   }
   if (busy_) {
     deferred_.push_back([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
     return;
   }
-  const AcquirerEvent& event = cmd.event;
-  auto seen = ctx_.store->get(Keyspace::kInbox, event.event_id);
+  busy_ = true;  // while the inbox is read
+  op_waiters_.push_back(cmd.sink);
+  std::string event_id = cmd.event.event_id;
+  read_then<Result<std::optional<storage::Versioned>>>(
+      [event_id](storage::Store& store) { return store.get(Keyspace::kInbox, event_id); },
+      [me = shared_from_this(), cmd = std::move(cmd)](Result<std::optional<storage::Versioned>> seen) {
+        me->apply_event(cmd.event, std::move(seen));
+      });
+}
+
+void PaymentActor::apply_event(const AcquirerEvent& event, Result<std::optional<storage::Versioned>> seen) {
   if (!seen) {
-    return cmd.sink.deliver(error_reply(seen.error()));
+    return answer_and_finish(error_reply(seen.error()));
   }
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;
     audit_now(entry(same ? "webhook_duplicate" : "webhook_conflict", event.event_id, event.body_hash));
-    return cmd.sink.deliver(
-        same ? Reply{200, R"({"received":true,"duplicate":true})"}
-             : error_reply(409, "event-conflict",
-                           "event " + event.event_id + " was received with a different body"));
+    return answer_and_finish(same ? Reply{200, R"({"received":true,"duplicate":true})"}
+                       : error_reply(409, "event-conflict",
+                                     "event " + event.event_id + " was received with a different body"));
   }
   if (!record_) {
-    return cmd.sink.deliver(unknown_payment());
+    return answer_and_finish(unknown_payment());
   }
-  busy_ = true;
-  op_waiters_.push_back(cmd.sink);
   // The inbox record rides in the same batch as the transition it caused.
   storage::Batch inbox{{Keyspace::kInbox, event.event_id, event.body_hash, 0}};
   fault::crash_point("during-inbox-write");
@@ -162,7 +172,7 @@ void PaymentActor::on_event(EventCommand cmd) {
 }
 
 void PaymentActor::on_refresh(RefreshCommand cmd) {
-  if (!ensure_loaded(cmd.sink)) {
+  if (wait_for_load(&PaymentActor::on_refresh, cmd)) {
     return;
   }
   if (!record_) {

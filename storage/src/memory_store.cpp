@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "conditions.hpp"
+#include "reader_threads.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::storage {
@@ -19,6 +20,7 @@ public:
   MemoryStore() : completer_([this] { run(); }) {}
 
   ~MemoryStore() override {
+    readers_.stop();
     {
       std::lock_guard lock(queue_mutex_);
       stopping_ = true;
@@ -47,6 +49,12 @@ public:
       }
     }
     done(make_error(ErrorCode::kUnavailable, "store is closing"));
+  }
+
+  void read_async(std::function<void(Store&)> job) override {
+    if (!readers_.submit([this, job] { job(*this); })) {
+      job(*this);
+    }
   }
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
@@ -107,7 +115,8 @@ private:
   std::condition_variable wake_;
   std::deque<std::pair<Batch, CommitCallback>> queue_;
   bool stopping_ = false;
-  std::thread completer_;  // last: starts after everything it uses exists
+  std::thread completer_;  // starts after everything it uses exists
+  ReaderThreads readers_{1};
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "conditions.hpp"
+#include "reader_threads.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::storage {
@@ -65,10 +66,17 @@ struct PendingCommit {
 
 class RocksStore final : public Store {
 public:
-  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync, bool read_only)
-      : db_(db), handles_(std::move(handles)), sync_(sync), read_only_(read_only), committer_([this] { run(); }) {}
+  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync, bool read_only,
+             size_t reader_threads)
+      : db_(db),
+        handles_(std::move(handles)),
+        sync_(sync),
+        read_only_(read_only),
+        committer_([this] { run(); }),
+        readers_(std::max<size_t>(reader_threads, 1)) {}
 
   ~RocksStore() override {
+    readers_.stop();
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -101,6 +109,12 @@ public:
       return tl::unexpected(v.error());
     }
     return std::optional<Versioned>(std::move(*v));
+  }
+
+  void read_async(std::function<void(Store&)> job) override {
+    if (!readers_.submit([this, job] { job(*this); })) {
+      job(*this);
+    }
   }
 
   void commit(Batch batch, CommitCallback done) override { enqueue(std::move(batch), std::move(done), true); }
@@ -283,7 +297,8 @@ private:
   bool healthy_ = true;
   std::chrono::steady_clock::time_point unhealthy_since_;
   std::chrono::steady_clock::time_point last_resume_;
-  std::thread committer_;  // last: starts after everything it uses exists
+  std::thread committer_;  // starts after everything it uses exists
+  ReaderThreads readers_;
 };
 
 // RocksDB's own messages go to the service's log, never to a LOG file in the data directory:
@@ -370,7 +385,8 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   // handles[0] is the default family, which idempay does not use.
   db->DestroyColumnFamilyHandle(handles[0]);
   handles.erase(handles.begin());
-  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes, options.read_only));
+  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes, options.read_only,
+                                                   options.reader_threads));
 }
 
 }  // namespace idempay::storage

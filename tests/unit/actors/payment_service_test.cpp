@@ -203,6 +203,9 @@ public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
     return inner_->get(ks, key);
   }
+  void read_async(std::function<void(storage::Store&)> job) override {
+    inner_->read_async([this, job](storage::Store&) { job(*this); });
+  }
   void commit(storage::Batch batch, storage::CommitCallback done) override {
     record(batch);
     inner_->commit(std::move(batch), std::move(done));
@@ -329,12 +332,88 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   service.shutdown();
 }
 
+// Forwards to a memory store and counts the reads made outside its reader threads: point
+// lookups (but of the keys start() itself reads before any actor runs), and scans of the outbox. A lookup whose block is not
+// cached waits for the disk, and the CAF worker that made it would hold every other payment.
+class ReaderCheckingStore final : public storage::Store {
+public:
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
+    note(ks != storage::Keyspace::kMeta);
+    return inner_->get(ks, key);
+  }
+  void read_async(std::function<void(storage::Store&)> job) override {
+    inner_->read_async([this, job](storage::Store&) {
+      in_job_ = true;
+      job(*this);
+      in_job_ = false;
+    });
+  }
+  void commit(storage::Batch batch, storage::CommitCallback done) override { inner_->commit(std::move(batch), std::move(done)); }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
+                                                                        size_t limit) override {
+    note(ks == storage::Keyspace::kOutbox);
+    return inner_->scan(ks, prefix, limit);
+  }
+  void started() { started_ = true; }
+  int outside() const { return outside_; }
+  int inside() const { return inside_; }
+
+private:
+  void note(bool checked) {
+    if (started_ && checked) {
+      ++(in_job_ ? inside_ : outside_);
+    }
+  }
+  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store();
+  std::atomic<bool> started_{false};
+  std::atomic<int> outside_{0};
+  std::atomic<int> inside_{0};
+  static thread_local bool in_job_;
+};
+thread_local bool ReaderCheckingStore::in_job_ = false;
+
+TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
+  ReaderCheckingStore store;
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
+  ServiceOptions options;
+  options.idle_timeout = std::chrono::milliseconds(5);  // actors retire and reload in between
+  PaymentService service(store, stub, transport, options);
+  store.started();
+  ASSERT_TRUE(service.start());
+  auto call = [](auto start) {
+    std::promise<Reply> p;
+    start([&p](Reply r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  };
+  for (int i = 0; i < 20; ++i) {
+    std::string id = "r" + std::to_string(i);
+    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).status, 200u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 == 0 ? 20 : 0));
+    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).status, 200u);
+    ASSERT_EQ(call([&](ReplyFn f) { service.operate(op(ppp::OperationKind::kSettle, id, "s-" + id, 10000), "shop", f); })
+                  .status,
+              200u);
+    AcquirerEvent event;
+    event.event_id = "evt-" + id;
+    event.body_hash = "h";
+    event.payment_id = id;
+    event.authorization.status = acquirer::AuthorizationStatus::kApproved;
+    event.revision = 1;
+    EXPECT_EQ(call([&](ReplyFn f) { service.ingest_event(event, f); }).status, 200u);
+  }
+  service.shutdown();
+  EXPECT_GT(store.inside(), 0);
+  EXPECT_EQ(store.outside(), 0) << "reads made on an actor's worker";
+}
+
 // A store that refuses every commit: nothing may be reported as done.
 class FailingStore final : public storage::Store {
 public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace, std::string_view) override {
     return std::optional<storage::Versioned>();
   }
+  void read_async(std::function<void(storage::Store&)> job) override { job(*this); }
   void commit(storage::Batch, storage::CommitCallback done) override {
     if (++commits_ <= 2) {  // let the fingerprint and POS link keys through
       return done(std::vector<uint64_t>{1});

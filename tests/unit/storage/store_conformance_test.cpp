@@ -258,5 +258,37 @@ TEST(RocksStoreTest, AValueShorterThanItsEtagIsReportedAsCorruption) {
   EXPECT_FALSE(overwrite) << "put-if-absent must not take a corrupt value for an absent one";
 }
 
+// Asynchronous reads run on the store's own threads, never the caller's, and see every commit
+// completed before they were submitted.
+TYPED_TEST(StoreConformanceTest, AsynchronousReadsRunOffTheCallerAndSeeCompletedCommits) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p", "v1", 0}}));
+  constexpr int kReads = 200;
+  std::vector<std::promise<std::pair<std::thread::id, uint64_t>>> done(kReads);
+  for (int i = 0; i < kReads; ++i) {
+    this->store->read_async([&done, i](Store& s) {
+      auto got = s.get(Keyspace::kPayments, "p");
+      done[i].set_value({std::this_thread::get_id(), got && *got ? (*got)->etag : 0});
+    });
+  }
+  for (int i = 0; i < kReads; ++i) {
+    auto [thread, etag] = done[i].get_future().get();
+    EXPECT_NE(thread, std::this_thread::get_id()) << i;
+    EXPECT_EQ(etag, 1u) << i;
+  }
+}
+
+// Reads still queued when the store closes run before it closes: nobody waits forever.
+TYPED_TEST(StoreConformanceTest, QueuedReadsRunBeforeTheStoreCloses) {
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 1000; ++i) {
+    this->store->read_async([&ran](Store& s) {
+      (void)s.get(Keyspace::kPayments, "absent");
+      ++ran;
+    });
+  }
+  this->store.reset();
+  EXPECT_EQ(ran.load(), 1000);
+}
+
 }  // namespace
 }  // namespace idempay::storage

@@ -55,8 +55,9 @@ using CommitCallback = std::function<void(CommitResult)>;
 
 /// The durable key-value store with etag compare-and-swap.
 ///
-/// Thread-safe. Reads are synchronous and cheap (memory or page cache). Commits are
-/// asynchronous: `commit` never blocks on disk; the callback runs on a store thread once
+/// Thread-safe. `get` and `scan` are synchronous: a lookup whose block is not cached waits for
+/// the disk, so threads that must never wait (the actors' workers, the I/O threads) read through
+/// `read_async` instead, and tools and start-up code read directly. Commits are asynchronous: `commit` never blocks on disk; the callback runs on a store thread once
 /// the batch is durable (synced WAL) or has failed. A batch is all-or-nothing: if any
 /// condition fails, nothing is written and the callback gets kConflict. A storage failure
 /// yields kUnavailable. Concurrent commits are grouped and share one sync.
@@ -76,6 +77,12 @@ public:
   /// The default implementation is a normal commit.
   virtual void commit_riding_along(Batch batch, CommitCallback done) { commit(std::move(batch), std::move(done)); }
 
+  /// Runs `job` on one of the store's reader threads and returns at once; the job reads with
+  /// `get`/`scan` there and hands its result back (to an actor, as a message). Jobs run in no
+  /// particular order with each other; a job sees every commit completed before it was
+  /// submitted. While the store closes, jobs still queued run before it closes.
+  virtual void read_async(std::function<void(Store&)> job) = 0;
+
   /// Up to `limit` entries whose key starts with `prefix`, in key order.
   virtual Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks,
                                                                         std::string_view prefix,
@@ -94,6 +101,8 @@ struct RocksOptions {
   /// Open without the directory lock, for reading a (possibly running) connector's data as
   /// of the moment of opening; every commit fails with kUnavailable. Default: false
   bool read_only = false;
+  /// Threads that run `read_async` jobs. Default: 2
+  size_t reader_threads = 2;
 };
 
 /// Opens (or creates) the RocksDB store; kUnavailable if the directory cannot be opened
