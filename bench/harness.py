@@ -361,7 +361,8 @@ def sustained_rounds(binary, work, opts, extra):
         results = []
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
-            results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"]})
+            results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
+                            "requests": r["requests"]})
         return results
 
     probe = Idempay(binary, work, "sustained-probe")
@@ -378,6 +379,10 @@ def sustained_rounds(binary, work, opts, extra):
         out[name] = run(f"{server.url}/payments", script, args_of)
         out[name + "_rss_mb"] = round(server.rss_mb(), 1)
         server.stop()
+        # Logged at shutdown by binaries that hold the table files' indexes and filters resident.
+        held = re.search(r"table indexes and filters hold ([\d.]+) MB", (server.dir / "server.log").read_text())
+        out[name + "_index_filter_mb"] = float(held.group(1)) if held else None
+    out["create_payments"] = sum(w["requests"] for w in out["create"])
     extra["sustained"] = out
 
 
@@ -401,7 +406,11 @@ def sustained_report(s):
         print(f"{label:28} {w['min']:>7} {w['median']:>7} {w['max']:>7} {w['slowest_vs_median']:>15.0%} "
               f"{w['p99_median_ms']:>11} {w['p99_max_ms']:>8}   ({w['non2xx']} not 2xx)")
         print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
-    print(f"RSS at the end: create {s['create_rss_mb']} MB, mix {s['mix_rss_mb']} MB")
+    print(f"RSS at the end: create {s['create_rss_mb']} MB, mix {s['mix_rss_mb']} MB (in-process stub, whose ledger "
+          f"grows with every payment)")
+    if s.get("create_index_filter_mb") is not None:
+        print(f"indexes and filters resident after {s['create_payments']:,} creates: {s['create_index_filter_mb']} MB "
+              f"({s['create_index_filter_mb'] * 1e6 / max(s['create_payments'], 1):.0f} MB per million payments)")
 
 
 LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),

@@ -77,7 +77,7 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
     return;
   }
   loading_ = true;
-  read_then<Result<PaymentSnapshot>>([id = id_](storage::Store& store) { return read_payment(store, id); },
+  read_then<Result<PaymentSnapshot>>([id = id_](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
                                        me->on_loaded(std::move(got));
                                      });

@@ -98,11 +98,17 @@ private:
     return true;
   }
 
-  // Reads with `read` on a store reader thread, then runs `then` with the result in this actor.
+  // Runs `read` with memory-only lookups and `then` with its result at once; if a lookup needs
+  // the disk, runs `read` again on a store reader thread and `then` later, in this actor.
   template <class T>
-  void read_then(std::function<T(storage::Store&)> read, std::function<void(T)> then) {
+  void read_then(std::function<std::optional<T>(const Lookup&)> read, std::function<void(T)> then) {
+    if (auto now = read(memory_lookup(*ctx_.store))) {
+      return then(std::move(*now));
+    }
     auto back = in_actor<T>(std::move(then));
-    ctx_.store->read_async([read = std::move(read), back = std::move(back)](storage::Store& store) { back(read(store)); });
+    ctx_.store->read_async([read = std::move(read), back = std::move(back)](storage::Store& store) {
+      back(std::move(*read(disk_lookup(store))));  // a disk lookup always answers
+    });
   }
 
   // -- audit trail ---------------------------------------------------------------------------

@@ -78,8 +78,8 @@ void PaymentActor::load_operation(const std::string& request_id,
     return then(std::optional<StoredOperation>());  // no payment, no operations of it
   }
   read_then<Result<std::optional<StoredOperation>>>(
-      [id = id_, request_id, legacy = record_->owner.empty()](storage::Store& store) {
-        return read_operation(store, id, request_id, legacy);
+      [id = id_, request_id, legacy = record_->owner.empty()](const Lookup& get) {
+        return read_operation(get, id, request_id, legacy);
       },
       std::move(then));
 }

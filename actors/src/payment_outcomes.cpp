@@ -144,7 +144,7 @@ void PaymentActor::on_event(EventCommand cmd) {
   op_waiters_.push_back(cmd.sink);
   std::string event_id = cmd.event.event_id;
   read_then<Result<std::optional<storage::Versioned>>>(
-      [event_id](storage::Store& store) { return store.get(Keyspace::kInbox, event_id); },
+      [event_id](const Lookup& get) { return get(Keyspace::kInbox, event_id); },
       [me = shared_from_this(), cmd = std::move(cmd)](Result<std::optional<storage::Versioned>> seen) {
         me->apply_event(cmd.event, std::move(seen));
       });

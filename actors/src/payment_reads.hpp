@@ -1,7 +1,10 @@
 #pragma once
-// What a payment actor reads from the store, as functions of the store alone: the actor runs
-// them on the store's reader threads (read_async) and gets their results back as messages, so
-// that a lookup waiting for the disk never holds the worker every payment actor runs on.
+// What a payment actor reads from the store, as functions of a lookup: the actor runs them first
+// with memory-only lookups on its own worker (most reads, a new paymentId's above all, are
+// answered there), and when one needs the disk, again on the store's reader threads
+// (read_async), with the result back as a message: a lookup waiting for the disk never holds
+// the worker every payment actor runs on.
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -10,6 +13,12 @@
 #include "records.hpp"
 
 namespace idempay::actors {
+
+/// One lookup: nullopt when it would have to wait for the disk (memory-only lookups).
+using Lookup = std::function<std::optional<Result<std::optional<storage::Versioned>>>(storage::Keyspace,
+                                                                                     std::string_view)>;
+Lookup memory_lookup(storage::Store& store);  ///< get_if_in_memory
+Lookup disk_lookup(storage::Store& store);    ///< get: always answers
 
 /// A payment as stored: its record (none for a paymentId never written), the record's etag,
 /// and its audit chain's head and unsealed arrival counts.
@@ -21,8 +30,8 @@ struct PaymentSnapshot {
 };
 
 /// Reads and decodes payment `id`; kUnavailable on a read failure, kInternal on an unreadable
-/// record (logged).
-Result<PaymentSnapshot> read_payment(storage::Store& store, const std::string& id);
+/// record (logged); nullopt when a lookup needed the disk.
+std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std::string& id);
 
 /// An operation record and where it is stored.
 struct StoredOperation {
@@ -33,8 +42,9 @@ struct StoredOperation {
 
 /// Payment `payment_id`'s operation under `request_id`, if any: under the scoped key first,
 /// then, for payments stored before requestIds were scoped (`may_have_legacy`), under the bare
-/// requestId if that names this payment.
-Result<std::optional<StoredOperation>> read_operation(storage::Store& store, const std::string& payment_id,
-                                                      const std::string& request_id, bool may_have_legacy);
+/// requestId if that names this payment. nullopt when a lookup needed the disk.
+std::optional<Result<std::optional<StoredOperation>>> read_operation(const Lookup& get, const std::string& payment_id,
+                                                                     const std::string& request_id,
+                                                                     bool may_have_legacy);
 
 }  // namespace idempay::actors

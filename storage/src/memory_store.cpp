@@ -51,6 +51,10 @@ public:
     done(make_error(ErrorCode::kUnavailable, "store is closing"));
   }
 
+  std::optional<Result<std::optional<Versioned>>> get_if_in_memory(Keyspace ks, std::string_view key) override {
+    return get(ks, key);
+  }
+
   void read_async(std::function<void(Store&)> job) override {
     if (!readers_.submit([this, job] { job(*this); })) {
       job(*this);

@@ -203,6 +203,10 @@ public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
     return inner_->get(ks, key);
   }
+  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
+                                                                            std::string_view key) override {
+    return inner_->get_if_in_memory(ks, key);
+  }
   void read_async(std::function<void(storage::Store&)> job) override {
     inner_->read_async([this, job](storage::Store&) { job(*this); });
   }
@@ -333,13 +337,22 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
 }
 
 // Forwards to a memory store and counts the reads made outside its reader threads: point
-// lookups (but of the keys start() itself reads before any actor runs), and scans of the outbox. A lookup whose block is not
+// lookups that may wait for the disk (but of the keys start() itself reads before any actor
+// runs), and scans of the outbox. Every other memory-only lookup answers "needs the disk", so
+// that both paths are taken. A lookup whose block is not
 // cached waits for the disk, and the CAF worker that made it would hold every other payment.
 class ReaderCheckingStore final : public storage::Store {
 public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
     note(ks != storage::Keyspace::kMeta);
     return inner_->get(ks, key);
+  }
+  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
+                                                                            std::string_view key) override {
+    if (++memory_only_ % 2 == 0) {
+      return std::nullopt;
+    }
+    return inner_->get_if_in_memory(ks, key);
   }
   void read_async(std::function<void(storage::Store&)> job) override {
     inner_->read_async([this, job](storage::Store&) {
@@ -368,6 +381,7 @@ private:
   std::atomic<bool> started_{false};
   std::atomic<int> outside_{0};
   std::atomic<int> inside_{0};
+  std::atomic<int> memory_only_{0};
   static thread_local bool in_job_;
 };
 thread_local bool ReaderCheckingStore::in_job_ = false;
@@ -412,6 +426,10 @@ class FailingStore final : public storage::Store {
 public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace, std::string_view) override {
     return std::optional<storage::Versioned>();
+  }
+  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
+                                                                            std::string_view key) override {
+    return get(ks, key);
   }
   void read_async(std::function<void(storage::Store&)> job) override { job(*this); }
   void commit(storage::Batch, storage::CommitCallback done) override {

@@ -290,5 +290,47 @@ TYPED_TEST(StoreConformanceTest, QueuedReadsRunBeforeTheStoreCloses) {
   EXPECT_EQ(ran.load(), 1000);
 }
 
+// Memory-only lookups answer like get while the data is in memory.
+TYPED_TEST(StoreConformanceTest, MemoryOnlyLookupsAnswerLikeGet) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p", "v1", 0}}));
+  auto present = this->store->get_if_in_memory(Keyspace::kPayments, "p");
+  ASSERT_TRUE(present && *present && **present);
+  EXPECT_EQ((**present)->value, "v1");
+  auto absent = this->store->get_if_in_memory(Keyspace::kPayments, "q");
+  ASSERT_TRUE(absent && *absent);
+  EXPECT_FALSE(**absent);
+}
+
+// On disk, with nothing cached (a reopened store): a key that does not exist is answered from
+// the resident Bloom filters without reading a block, which is what a new paymentId costs;
+// a stored key's block needs the disk until a read has cached it.
+TEST(RocksStoreTest, MemoryOnlyLookupsAnswerAbsentKeysFromTheFilters) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  {
+    auto store = open_rocks_store(options).value();
+    Batch batch;
+    for (int i = 0; i < 5000; ++i) {
+      batch.push_back({Keyspace::kPayments, "pay-" + std::to_string(i), std::string(300, 'v'), 0});
+    }
+    ASSERT_TRUE(store->commit_and_wait(std::move(batch)));
+  }
+  auto store = open_rocks_store(options).value();  // recovery writes the log to a table file
+  int answered = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto r = store->get_if_in_memory(Keyspace::kPayments, "new-" + std::to_string(i));
+    if (r) {
+      ASSERT_TRUE(*r);
+      EXPECT_FALSE(**r);
+      ++answered;
+    }
+  }
+  EXPECT_GE(answered, 970);  // a Bloom filter's false positives (about 1%) need the block
+  EXPECT_FALSE(store->get_if_in_memory(Keyspace::kPayments, "pay-42").has_value());
+  ASSERT_TRUE(store->get(Keyspace::kPayments, "pay-42").value().has_value());
+  auto cached = store->get_if_in_memory(Keyspace::kPayments, "pay-42");
+  ASSERT_TRUE(cached && *cached && **cached);
+}
+
 }  // namespace
 }  // namespace idempay::storage

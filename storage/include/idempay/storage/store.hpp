@@ -56,8 +56,9 @@ using CommitCallback = std::function<void(CommitResult)>;
 /// The durable key-value store with etag compare-and-swap.
 ///
 /// Thread-safe. `get` and `scan` are synchronous: a lookup whose block is not cached waits for
-/// the disk, so threads that must never wait (the actors' workers, the I/O threads) read through
-/// `read_async` instead, and tools and start-up code read directly. Commits are asynchronous: `commit` never blocks on disk; the callback runs on a store thread once
+/// the disk, so threads that must never wait (the actors' workers, the I/O threads) read with
+/// `get_if_in_memory` and, when that needs the disk, through `read_async`; tools and start-up
+/// code read directly. Commits are asynchronous: `commit` never blocks on disk; the callback runs on a store thread once
 /// the batch is durable (synced WAL) or has failed. A batch is all-or-nothing: if any
 /// condition fails, nothing is written and the callback gets kConflict. A storage failure
 /// yields kUnavailable. Concurrent commits are grouped and share one sync.
@@ -76,6 +77,11 @@ public:
   /// nothing after it). For records no answer depends on, such as a duplicate's audit entry.
   /// The default implementation is a normal commit.
   virtual void commit_riding_along(Batch batch, CommitCallback done) { commit(std::move(batch), std::move(done)); }
+
+  /// `get` from memory only (memtables, cached blocks, and the resident Bloom filters, which
+  /// answer most lookups of a key that does not exist): never waits for the disk. nullopt when
+  /// the answer needs the disk; the caller then reads through `read_async`.
+  virtual std::optional<Result<std::optional<Versioned>>> get_if_in_memory(Keyspace ks, std::string_view key) = 0;
 
   /// Runs `job` on one of the store's reader threads and returns at once; the job reads with
   /// `get`/`scan` there and hands its result back (to an actor, as a message). Jobs run in no
