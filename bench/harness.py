@@ -373,9 +373,16 @@ def sustained_rounds(binary, work, opts, extra):
            "nginx": run(f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
                         lambda w: [f"run=n{w}", "body=full"])}
     nginx.stop()
-    for name, script, args_of in (("create", "create_distinct.lua", lambda w: [f"run=sc{w}", "body=full"]),
-                                  ("mix", "gateway_mix.lua", lambda w: [f"run=sm{w}"])):
-        server = Idempay(binary, work, f"sustained-{name}")
+    stub = None
+    if opts.sustained_external_stub:  # so that the RSS is the connector's alone, without the stub's ledger
+        stub_port = free_port()
+        stub = Process([str(binary), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "sustained-stub.log",
+                       stub_port)
+    scenarios = (("create", "create_distinct.lua", lambda w: [f"run=sc{w}", "body=full"]),
+                 ("mix", "gateway_mix.lua", lambda w: [f"run=sm{w}"]))
+    for name, script, args_of in scenarios[:1] if opts.sustained_creates_only else scenarios:
+        extra_args = ["--acquirer", f"http://127.0.0.1:{stub.port}"] if stub else []
+        server = Idempay(binary, work, f"sustained-{name}", extra_args)
         out[name] = run(f"{server.url}/payments", script, args_of)
         out[name + "_rss_mb"] = round(server.rss_mb(), 1)
         server.stop()
@@ -383,6 +390,9 @@ def sustained_rounds(binary, work, opts, extra):
         held = re.search(r"table indexes and filters hold ([\d.]+) MB", (server.dir / "server.log").read_text())
         out[name + "_index_filter_mb"] = float(held.group(1)) if held else None
     out["create_payments"] = sum(w["requests"] for w in out["create"])
+    out["stub"] = "out-of-process" if stub else "in-process"
+    if stub:
+        stub.stop()
     extra["sustained"] = out
 
 
@@ -402,12 +412,15 @@ def sustained_report(s):
     print(f"{'':28} {'min':>7} {'median':>7} {'max':>7} {'slowest/median':>15} {'p99 median':>11} {'p99 max':>8}")
     for name, label in (("nginx", "nginx, static answer"), ("create", "Create Payment, distinct"),
                         ("mix", "gateway mix (all requests)")):
+        if name not in s:
+            continue
         w = window_summary(s[name])
         print(f"{label:28} {w['min']:>7} {w['median']:>7} {w['max']:>7} {w['slowest_vs_median']:>15.0%} "
               f"{w['p99_median_ms']:>11} {w['p99_max_ms']:>8}   ({w['non2xx']} not 2xx)")
         print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
-    print(f"RSS at the end: create {s['create_rss_mb']} MB, mix {s['mix_rss_mb']} MB (in-process stub, whose ledger "
-          f"grows with every payment)")
+    print(f"RSS at the end: " + ", ".join(f"{n} {s[n + '_rss_mb']} MB" for n in ("create", "mix") if n in s)
+          + (" (in-process stub, whose ledger grows with every payment)" if s["stub"] == "in-process" else
+             " (out-of-process stub)"))
     if s.get("create_index_filter_mb") is not None:
         print(f"indexes and filters resident after {s['create_payments']:,} creates: {s['create_index_filter_mb']} MB "
               f"({s['create_index_filter_mb'] * 1e6 / max(s['create_payments'], 1):.0f} MB per million payments)")
@@ -453,6 +466,8 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         if "sustained" in extra:
             base = window_summary(extra["sustained"]["nginx"])["median"]
             for name in ("create", "mix"):
+                if name not in extra["sustained"]:
+                    continue
                 w = window_summary(extra["sustained"][name])
                 f.write(f"sustained-{name},{w['median']},{w['min']},{w['max']},,{w['p99_median_ms']},{w['non2xx']},"
                         f"{round(w['median'] / base, 3) if base else 0}\n")
@@ -539,6 +554,9 @@ def main():
     ap.add_argument("--sustained", type=int, default=120, help="seconds of each sustained scenario")
     ap.add_argument("--window", type=int, default=10, help="seconds per window of the sustained scenarios")
     ap.add_argument("--sustained-connections", type=int, default=64)
+    ap.add_argument("--sustained-external-stub", action="store_true",
+                    help="sustained scenarios against the out-of-process stub (the RSS is then the connector's own)")
+    ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: throughput,latency,webhooks,memory,growth,sustained")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")

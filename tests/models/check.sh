@@ -39,4 +39,9 @@ expect_refuted() {
 
 expect_verified passivation.pml passivation
 expect_refuted passivation.pml passivation-broken-no-count-check -DBROKEN_NO_COUNT_CHECK
+expect_verified intent_lease.pml intent-lease
+expect_refuted intent_lease.pml intent-lease-broken-call-before-intent -DBROKEN_CALL_BEFORE_INTENT
+expect_refuted intent_lease.pml intent-lease-broken-key-per-instance -DBROKEN_KEY_PER_INSTANCE
+expect_refuted intent_lease.pml intent-lease-broken-blind-intent -DBROKEN_BLIND_INTENT
+expect_refuted intent_lease.pml intent-lease-broken-blind-takeover -DBROKEN_BLIND_TAKEOVER
 exit $status
