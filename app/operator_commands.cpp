@@ -2,8 +2,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "idempay/actors/deliveries.hpp"
-#include "idempay/actors/inspection.hpp"
+#include "idempay/domain/deliveries.hpp"
+#include "idempay/domain/inspection.hpp"
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/money.hpp"
 #include "idempay/storage/store.hpp"
@@ -21,7 +22,7 @@ Result<std::unique_ptr<storage::Store>> open_for_operator(const std::string& dat
   if (!std::filesystem::exists(path)) {
     return make_error(ErrorCode::kNotFound, "no store at " + path);
   }
-  auto store = storage::open_rocks_store({path, true, !write});
+  auto store = storage::open_rocks_store({path, true, !write}, domain::keyspace_names());
   if (!store) {
     return make_error(ErrorCode::kUnavailable,
                       store.error().message + " (is the connector still running on this data directory?)");
@@ -37,7 +38,7 @@ int run_deliveries(const DeliveriesConfig& config) {
     return 1;
   }
   if (config.action == "replay") {
-    auto s = actors::replay_dead_letter(**store, config.id);
+    auto s = domain::replay_dead_letter(**store, config.id);
     if (!s) {
       std::cerr << s.error().message << "\n";
       return 1;
@@ -45,7 +46,7 @@ int run_deliveries(const DeliveriesConfig& config) {
     std::cout << "replayed " << config.id << ": it is delivered when the connector runs\n";
     return 0;
   }
-  auto list = actors::list_deliveries(**store);
+  auto list = domain::list_deliveries(**store);
   if (!list) {
     std::cerr << list.error().message << "\n";
     return 1;
@@ -73,7 +74,7 @@ int run_deliveries(const DeliveriesConfig& config) {
 
 namespace {
 
-void write_report_json(const actors::PaymentReport& r) {
+void write_report_json(const domain::PaymentReport& r) {
   JsonWriter w;
   w.begin_object().key("paymentId").string(r.payment_id).key("owner").string(r.owner).key("state").string(r.state);
   w.key("paymentMethod").string(r.payment_method).key("currency").string(r.currency);
@@ -112,7 +113,7 @@ void write_report_json(const actors::PaymentReport& r) {
   std::cout << w.str() << "\n";
 }
 
-void write_report_text(const actors::PaymentReport& r) {
+void write_report_text(const domain::PaymentReport& r) {
   std::cout << "payment " << r.payment_id << ": " << r.state << " (" << r.payment_method << ", " << r.currency
             << ", merchant " << (r.owner.empty() ? "(stored before owners)" : r.owner) << ")\n"
             << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
@@ -162,7 +163,7 @@ int run_inspect(const OperatorConfig& config) {
     std::cerr << store.error().message << "\n";
     return 1;
   }
-  auto report = actors::inspect_payment(**store, config.payment_id);
+  auto report = domain::inspect_payment(**store, config.payment_id);
   if (!report) {
     std::cerr << report.error().message << "\n";
     return report.error().code == ErrorCode::kNotFound ? 3 : 1;
@@ -181,7 +182,7 @@ int run_audit_verify(const OperatorConfig& config) {
   if (!config.payment_id.empty()) {
     only = config.payment_id;
   }
-  auto problems = actors::verify_store(**store, only);
+  auto problems = domain::verify_store(**store, only);
   if (!problems) {
     std::cerr << problems.error().message << "\n";
     return 1;

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/http/server.hpp"
 #include "callback_transport.hpp"
 #include "idempay/protocol/crypto.hpp"
@@ -134,7 +135,7 @@ Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
     }
     path = config.store.substr(kRocks.size());
   }
-  return storage::open_rocks_store(storage::RocksOptions{path, true});
+  return storage::open_rocks_store(storage::RocksOptions{path, true}, domain::keyspace_names());
 }
 
 // A secret kept in a 0600 file in the data directory, created on first use.

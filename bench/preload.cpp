@@ -14,6 +14,7 @@
 
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
   }
   const std::string prefix = argc > 3 ? argv[3] : "pre";
   const size_t count = std::stoull(argv[2]);
-  auto store = storage::open_rocks_store(storage::RocksOptions{std::string(argv[1]) + "/rocksdb", false});
+  auto store = storage::open_rocks_store(storage::RocksOptions{std::string(argv[1]) + "/rocksdb", false},
+                                          domain::keyspace_names());
   if (!store) {
     std::fprintf(stderr, "preload: %s\n", store.error().message.c_str());
     return 1;

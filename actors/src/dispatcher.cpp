@@ -8,9 +8,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/fault.hpp"
 #include "directory.hpp"
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
 namespace idempay::actors {
 
@@ -56,7 +57,7 @@ private:
 
   static std::vector<OutboxEntry> read_outbox(storage::Store& store) {
     std::vector<OutboxEntry> out;
-    auto entries = store.scan(Keyspace::kOutbox, "", SIZE_MAX);
+    auto entries = store.scan(Space::kOutbox, "", SIZE_MAX);
     if (!entries) {
       spdlog::error("cannot read the outbox: {}", entries.error().message);
       return out;
@@ -143,7 +144,7 @@ private:
     if (result.status >= 200 && result.status < 300) {
       pending_.erase(found);
       ctx_.directory->send(entry.payment_id, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
-      record({{Keyspace::kOutbox, id, std::nullopt, std::nullopt}}, id, "delivered");
+      record({{Space::kOutbox, id, std::nullopt, std::nullopt}}, id, "delivered");
       return pump();
     }
     FailureKind kind = classify(result);
@@ -155,8 +156,8 @@ private:
       spdlog::warn("callback {} for payment {} is a dead letter after {} attempts: {} {}", id, entry.payment_id,
                    entry.attempts, entry.last_status, entry.last_error);
       pending_.erase(found);
-      record({{Keyspace::kOutbox, id, std::nullopt, std::nullopt},
-              {Keyspace::kDeadLetters, id, encode(entry), std::nullopt}},
+      record({{Space::kOutbox, id, std::nullopt, std::nullopt},
+              {Space::kDeadLetters, id, encode(entry), std::nullopt}},
              id, "dead letter");
       return pump();
     }
@@ -164,7 +165,7 @@ private:
     found->second = entry;
     schedule_.emplace(entry.next_attempt_at, id);
     // Best effort: if this bookkeeping write is lost, a restart retries sooner, never never.
-    record({{Keyspace::kOutbox, id, encode(entry), std::nullopt}}, id, "next attempt");
+    record({{Space::kOutbox, id, encode(entry), std::nullopt}}, id, "next attempt");
     pump();
   }
 

@@ -8,9 +8,13 @@
 #include <caf/all.hpp>
 
 #include "idempay/actors/payment_service.hpp"
-#include "outbox.hpp"
+#include "idempay/domain/outbox.hpp"
 
 namespace idempay::actors {
+
+// The actors are the runtime of the domain's records, chain and outbox: they use its names
+// as their own.
+using namespace idempay::domain;
 
 using create_atom = caf::atom_constant<caf::atom("create")>;
 using operate_atom = caf::atom_constant<caf::atom("operate")>;

@@ -145,7 +145,7 @@ void PaymentActor::audit_now(AuditEntry e) {
 
 void PaymentActor::seal_tally() {
   audit_.append(id_, entry("arrivals_counted", id_, {}, {}, {}, tally_.encode()), audit_buffer_);
-  audit_buffer_.push_back({Keyspace::kAudit, audit_tally_key(id_), std::nullopt, std::nullopt, true});
+  audit_buffer_.push_back({Space::kAudit, audit_tally_key(id_), std::nullopt, std::nullopt, true});
   tally_ = ArrivalTally{};
   tally_changed_ = false;
 }
@@ -155,7 +155,7 @@ void PaymentActor::flush_audit(bool seal) {
     seal_tally();
   } else if (tally_changed_) {
     // One key rewritten per burst: the counts survive a crash as the buffered entries would.
-    audit_buffer_.push_back({Keyspace::kAudit, audit_tally_key(id_), tally_.encode(), std::nullopt, true});
+    audit_buffer_.push_back({Space::kAudit, audit_tally_key(id_), tally_.encode(), std::nullopt, true});
     tally_changed_ = false;
   }
   if (audit_buffer_.empty()) {

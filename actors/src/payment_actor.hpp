@@ -12,13 +12,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "audit.hpp"
+#include "idempay/domain/audit.hpp"
 #include "idempay/protocol/fault.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "messages.hpp"
-#include "payment_reads.hpp"
-#include "records.hpp"
+#include "idempay/domain/payment_reads.hpp"
+#include "idempay/domain/records.hpp"
 
 namespace idempay::actors {
 

@@ -70,7 +70,7 @@ void PaymentActor::start_pos_charge(ppp::CreatePaymentRequest request) {
   storage::Batch batch;
   audit(batch, entry("event_processing_started", id_, updated.fingerprint, {}, {},
                      "await-pos: charging terminal " + updated.terminal_serial));
-  batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+  batch.push_back({Space::kPayments, id_, encode(updated), etag_});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), updated,
                                                                         req](storage::CommitResult res) {
                        if (!res) {
@@ -106,7 +106,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
   updated.updated_at = now_unix_ms();
   storage::Batch batch;
   audit(batch, entry("terminal_submitted", cmd.serial));
-  batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+  batch.push_back({Space::kPayments, id_, encode(updated), etag_});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(),
                                                                         updated](storage::CommitResult res) {
                        if (!res) {
@@ -142,12 +142,12 @@ void PaymentActor::write_intent(ppp::CreatePaymentRequest request, std::string f
     r.pos_phase = std::string(kIdentifyTerminal);
     r.response = create_response(r, "pending", "identify the terminal");
   }
-  storage::Batch batch{{Keyspace::kPayments, id_, encode(r), 0}};
+  storage::Batch batch{{Space::kPayments, id_, encode(r), 0}};
   audit(batch, entry("event_received", id_, r.fingerprint));
   audit(batch, pos ? entry("event_processed", id_, r.fingerprint, "", to_string(r.state), "identify-terminal")
                    : entry("event_processing_started", id_, r.fingerprint, "", to_string(r.state)));
   if (is_unresolved(r.state)) {
-    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::string(), std::nullopt, true});
+    batch.push_back({Space::kRecovery, recovery_key(id_), std::string(), std::nullopt, true});
   }
   auto req = std::make_shared<ppp::CreatePaymentRequest>(std::move(request));
   if (pos) {
@@ -240,13 +240,13 @@ void PaymentActor::on_authorized(Result<acquirer::Authorization> result) {
   bool final = updated.state != PaymentState::kUndefined;
   if (final && (background_ || told_undefined_) && !updated.callback_url.empty()) {
     callback = new_callback(updated);
-    batch.push_back({Keyspace::kOutbox, callback->id, encode(*callback), 0});
+    batch.push_back({Space::kOutbox, callback->id, encode(*callback), 0});
     audit(batch, entry("delivery_written", callback->id));
   }
   if (is_unresolved(record_->state) && !is_unresolved(updated.state)) {
-    batch.push_back({Keyspace::kRecovery, recovery_key(id_), std::nullopt, std::nullopt, true});
+    batch.push_back({Space::kRecovery, recovery_key(id_), std::nullopt, std::nullopt, true});
   }
-  batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+  batch.push_back({Space::kPayments, id_, encode(updated), etag_});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), updated,
                                                                         callback](storage::CommitResult res) {
                        if (!res) {

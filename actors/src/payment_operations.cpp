@@ -113,11 +113,11 @@ void PaymentActor::write_operation_intent(ppp::OperationRequest req, std::string
   op.amount = req.kind == ppp::OperationKind::kCancel ? record_->amounts.authorized : req.value;
   op.updated_at = now_unix_ms();
   inflight_op_key_ = operation_key(id_, req.request_id);
-  storage::Batch batch{{Keyspace::kOperations, inflight_op_key_, encode(op), 0}};
+  storage::Batch batch{{Space::kOperations, inflight_op_key_, encode(op), 0}};
   audit(batch, entry("operation_received", req.request_id, op.fingerprint, {}, {},
                      std::string(ppp::to_string(req.kind))));
   audit(batch, entry("operation_processing_started", req.request_id, op.fingerprint));
-  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::string(), std::nullopt, true});
+  batch.push_back({Space::kRecovery, recovery_key(id_, req.request_id), std::string(), std::nullopt, true});
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
                                            [me = shared_from_this(), req, op](storage::CommitResult res) {
                                              if (!res) {
@@ -160,7 +160,7 @@ void PaymentActor::on_operation_result(ppp::OperationRequest req, OperationRecor
   op.http_status = outcome.succeeded ? 200 : 500;
   op.response = ppp::write_operation_response(response);
   op.updated_at = now_unix_ms();
-  storage::Batch batch{{Keyspace::kOperations, inflight_op_key_, encode(op), op_etag}};
+  storage::Batch batch{{Space::kOperations, inflight_op_key_, encode(op), op_etag}};
   // An operation is started only for a payment that exists: validate() and load_operation()
   // both require the record, and nothing deletes one.
   std::optional<PaymentRecord> updated;
@@ -172,9 +172,9 @@ void PaymentActor::on_operation_result(ppp::OperationRequest req, OperationRecor
                      std::string(ppp::to_string(req.kind)) + " "
                          + format_amount(outcome.succeeded ? outcome.amount : 0)
                          + (outcome.succeeded ? "" : " refused: " + outcome.code)));
-  batch.push_back({Keyspace::kRecovery, recovery_key(id_, req.request_id), std::nullopt, std::nullopt, true});
+  batch.push_back({Space::kRecovery, recovery_key(id_, req.request_id), std::nullopt, std::nullopt, true});
   if (updated) {
-    batch.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
+    batch.push_back({Space::kPayments, id_, encode(*updated), etag_});
   }
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), op,
                                                                         updated](storage::CommitResult res) {

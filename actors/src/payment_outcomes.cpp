@@ -75,7 +75,7 @@ void PaymentActor::mark_orphaned() {
   storage::Batch batch;
   audit(batch, entry("event_orphaned", id_, record_->fingerprint, to_string(record_->state),
                      to_string(updated.state), "the acquirer could not confirm the outcome either way"));
-  batch.push_back({Keyspace::kPayments, id_, encode(updated), etag_});
+  batch.push_back({Space::kPayments, id_, encode(updated), etag_});
   spdlog::error("payment {} is orphaned: the acquirer could not confirm its outcome", id_);
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>(
                                            [me = shared_from_this(), updated](storage::CommitResult res) {
@@ -144,7 +144,7 @@ void PaymentActor::on_event(EventCommand cmd) {
   op_waiters_.push_back(cmd.sink);
   std::string event_id = cmd.event.event_id;
   read_then<Result<std::optional<storage::Versioned>>>(
-      [event_id](const Lookup& get) { return get(Keyspace::kInbox, event_id); },
+      [event_id](const Lookup& get) { return get(Space::kInbox, event_id); },
       [me = shared_from_this(), cmd = std::move(cmd)](Result<std::optional<storage::Versioned>> seen) {
         me->apply_event(cmd.event, std::move(seen));
       });
@@ -165,7 +165,7 @@ void PaymentActor::apply_event(const AcquirerEvent& event, Result<std::optional<
     return answer_and_finish(unknown_payment());
   }
   // The inbox record rides in the same batch as the transition it caused.
-  storage::Batch inbox{{Keyspace::kInbox, event.event_id, event.body_hash, 0}};
+  storage::Batch inbox{{Space::kInbox, event.event_id, event.body_hash, 0}};
   fault::crash_point("during-inbox-write");
   apply_outcome(event.authorization, std::move(inbox), Reply{200, R"({"received":true})"}, event.event_id,
                 event.body_hash);
@@ -224,10 +224,10 @@ void PaymentActor::apply_outcome(const acquirer::Authorization& a, storage::Batc
                        to_string(updated->state)));
     if (!updated->callback_url.empty()) {
       callback = new_callback(*updated);
-      extra.push_back({Keyspace::kOutbox, callback->id, encode(*callback), 0});
+      extra.push_back({Space::kOutbox, callback->id, encode(*callback), 0});
       audit(extra, entry("delivery_written", callback->id));
     }
-    extra.push_back({Keyspace::kPayments, id_, encode(*updated), etag_});
+    extra.push_back({Space::kPayments, id_, encode(*updated), etag_});
   } else if (!extra.empty()) {
     audit(extra, entry("webhook_ignored", source, source_hash, {}, {},
                        final ? "stale revision or payment no longer undefined" : "not final"));

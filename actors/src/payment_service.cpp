@@ -1,3 +1,4 @@
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/actors/payment_service.hpp"
 
 #include <algorithm>
@@ -54,7 +55,7 @@ struct PaymentService::Impl {
   // A random HMAC key, created once and kept in the store so that what it signs survives
   // restarts: request fingerprints, POS submit links.
   Result<std::string> meta_key(std::string_view name) {
-    auto got = store.get(storage::Keyspace::kMeta, name);
+    auto got = store.get(Space::kMeta, name);
     if (!got) {
       return tl::unexpected(got.error());
     }
@@ -62,7 +63,7 @@ struct PaymentService::Impl {
       return (*got)->value;
     }
     std::string key = crypto::random_bytes(32);
-    auto put = store.commit_and_wait({{storage::Keyspace::kMeta, std::string(name), key, 0}});
+    auto put = store.commit_and_wait({{Space::kMeta, std::string(name), key, 0}});
     if (!put && put.error().code == ErrorCode::kConflict) {
       return meta_key(name);
     }

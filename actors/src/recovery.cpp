@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "directory.hpp"
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
 namespace idempay::actors {
 
@@ -18,7 +18,7 @@ constexpr int kConcurrency = 16;
 // number of payments ever stored.
 std::map<std::string, std::vector<std::string>> find_unfinished(storage::Store& store) {
   std::map<std::string, std::vector<std::string>> work;
-  auto keys = store.scan(storage::Keyspace::kRecovery, "", SIZE_MAX);
+  auto keys = store.scan(Space::kRecovery, "", SIZE_MAX);
   if (!keys) {
     spdlog::error("recovery: cannot read the recovery index: {}", keys.error().message);
     return work;

@@ -10,6 +10,16 @@
 
 namespace idempay::storage {
 
+/// kInvalidArgument unless every write of `batch` names one of the store's `count` keyspaces.
+inline Status known_keyspaces(const Batch& batch, size_t count) {
+  for (const Write& w : batch) {
+    if (w.keyspace.index >= count) {
+      return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(w.keyspace.index));
+    }
+  }
+  return {};
+}
+
 /// Etags as the batches staged so far leave them, by (keyspace, key).
 using StagedEtags = std::map<std::pair<size_t, std::string>, uint64_t>;
 
@@ -24,7 +34,7 @@ CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEta
   // is per write, never per batch already in the group.
   StagedEtags local;
   for (const Write& w : batch) {
-    auto id = std::make_pair(static_cast<size_t>(w.keyspace), w.key);
+    auto id = std::make_pair(static_cast<size_t>(w.keyspace.index), w.key);
     uint64_t current = 0;
     if (auto it = local.find(id); it != local.end()) {
       current = it->second;

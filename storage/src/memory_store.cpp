@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "conditions.hpp"
 #include "reader_threads.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 class MemoryStore final : public Store {
 public:
-  MemoryStore() : completer_([this] { run(); }) {}
+  explicit MemoryStore(size_t keyspaces) : spaces_(keyspaces), completer_([this] { run(); }) {}
 
   ~MemoryStore() override {
     readers_.stop();
@@ -30,8 +31,11 @@ public:
   }
 
   Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) override {
+    if (ks.index >= spaces_.size()) {
+      return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
+    }
     std::lock_guard lock(mutex_);
-    auto& space = spaces_[static_cast<size_t>(ks)];
+    auto& space = spaces_[ks.index];
     auto it = space.find(std::string(key));
     if (it == space.end()) {
       return std::optional<Versioned>();
@@ -40,6 +44,9 @@ public:
   }
 
   void commit(Batch batch, CommitCallback done) override {
+    if (auto known = known_keyspaces(batch, spaces_.size()); !known) {
+      return done(tl::unexpected(known.error()));
+    }
     {
       std::lock_guard lock(queue_mutex_);
       if (!stopping_) {
@@ -63,9 +70,12 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
+    if (ks.index >= spaces_.size()) {
+      return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
+    }
     std::lock_guard lock(mutex_);
     std::vector<std::pair<std::string, Versioned>> out;
-    auto& space = spaces_[static_cast<size_t>(ks)];
+    auto& space = spaces_[ks.index];
     for (auto it = space.lower_bound(std::string(prefix));
          it != space.end() && out.size() < limit && it->first.compare(0, prefix.size(), prefix) == 0;
          ++it) {
@@ -95,7 +105,7 @@ private:
     std::lock_guard lock(mutex_);
     StagedEtags staged;
     auto etags = check_conditions(batch, staged, [this](const Write& w) -> Result<uint64_t> {
-      auto& space = spaces_[static_cast<size_t>(w.keyspace)];
+      auto& space = spaces_[w.keyspace.index];
       auto it = space.find(w.key);
       return it == space.end() ? 0 : it->second.etag;
     });
@@ -103,7 +113,7 @@ private:
       return etags;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
-      auto& space = spaces_[static_cast<size_t>(batch[i].keyspace)];
+      auto& space = spaces_[batch[i].keyspace.index];
       if (batch[i].value) {
         space[batch[i].key] = Versioned{*batch[i].value, (*etags)[i]};
       } else {
@@ -114,7 +124,7 @@ private:
   }
 
   std::mutex mutex_;  // guards the data
-  std::map<std::string, Versioned> spaces_[kKeyspaceCount];
+  std::vector<std::map<std::string, Versioned>> spaces_;
   std::mutex queue_mutex_;  // guards what follows
   std::condition_variable wake_;
   std::deque<std::pair<Batch, CommitCallback>> queue_;
@@ -125,6 +135,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Store> make_memory_store() { return std::make_unique<MemoryStore>(); }
+std::unique_ptr<Store> make_memory_store(KeyspaceNames keyspaces) {
+  return std::make_unique<MemoryStore>(keyspaces.size());
+}
 
 }  // namespace idempay::storage

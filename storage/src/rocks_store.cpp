@@ -119,6 +119,9 @@ public:
   std::optional<Result<std::optional<Versioned>>> read(const rocksdb::ReadOptions& options, Keyspace ks,
                                                        std::string_view key) {
     using Answer = Result<std::optional<Versioned>>;
+    if (auto k = known(ks); !k) {
+      return Answer(tl::unexpected(k.error()));
+    }
     std::string raw;
     auto s = db_->Get(options, cf(ks), rocksdb::Slice(key.data(), key.size()), &raw);
     if (s.IsIncomplete()) {
@@ -153,6 +156,9 @@ public:
     if (read_only_) {
       return done(make_error(ErrorCode::kUnavailable, "the store is open read-only"));
     }
+    if (auto k = known_keyspaces(batch, handles_.size()); !k) {
+      return done(tl::unexpected(k.error()));
+    }
     {
       std::lock_guard lock(mutex_);
       if (!stopping_) {
@@ -169,6 +175,9 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
+    if (auto k = known(ks); !k) {
+      return tl::unexpected(k.error());
+    }
     std::vector<std::pair<std::string, Versioned>> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ks)));
     rocksdb::Slice p(prefix.data(), prefix.size());
@@ -186,7 +195,14 @@ public:
   }
 
 private:
-  rocksdb::ColumnFamilyHandle* cf(Keyspace ks) const { return handles_[static_cast<size_t>(ks)]; }
+  rocksdb::ColumnFamilyHandle* cf(Keyspace ks) const { return handles_[ks.index]; }
+
+  Status known(Keyspace ks) const {
+    if (ks.index >= handles_.size()) {
+      return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
+    }
+    return {};
+  }
 
   void run() {
     pthread_setname_np(pthread_self(), "idempay-commit");  // for top -H, perf and gdb
@@ -386,7 +402,7 @@ rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
+Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, const KeyspaceNames& keyspaces) {
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);
   rocksdb::Options db_options;
@@ -404,8 +420,8 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options) {
   auto family = family_options(cache);
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, family);
-  for (size_t i = 0; i < kKeyspaceCount; ++i) {
-    families.emplace_back(std::string(to_string(static_cast<Keyspace>(i))), family);
+  for (const auto& name : keyspaces) {
+    families.emplace_back(name, family);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;

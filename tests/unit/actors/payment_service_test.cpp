@@ -5,14 +5,17 @@
 #include <mutex>
 #include <thread>
 
-#include "idempay/actors/inspection.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/inspection.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_read.hpp"
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
 namespace idempay::actors {
 namespace {
+
+using namespace idempay::domain;
 
 ppp::CreatePaymentRequest create_request(std::string id, std::string card = "4444333322221111",
                                          Cents value = 10000) {
@@ -101,7 +104,7 @@ protected:
     return entry == nullptr ? 0 : entry->int_or(field);
   }
 
-  std::unique_ptr<storage::Store> store = storage::make_memory_store();
+  std::unique_ptr<storage::Store> store = storage::make_memory_store(keyspace_names());
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(2), std::chrono::milliseconds(2000)}};
   RecordingTransport transport;
   std::unique_ptr<PaymentService> service;
@@ -231,12 +234,12 @@ private:
   void record(const storage::Batch& batch) {
     std::lock_guard lock(mutex_);
     for (const auto& w : batch) {
-      if (w.keyspace == storage::Keyspace::kAudit && w.key.find("/~head") != std::string::npos && w.value) {
+      if (w.keyspace == Space::kAudit && w.key.find("/~head") != std::string::npos && w.value) {
         heads_.push_back(JsonValue::parse(*w.value).value().int_or("seq"));
       }
     }
   }
-  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store();
+  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
   std::mutex mutex_;
   std::vector<int64_t> heads_;
 };
@@ -293,7 +296,7 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
 }
 
 TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
-  auto store = storage::make_memory_store();
+  auto store = storage::make_memory_store(keyspace_names());
   acquirer::StubAcquirer stub;
   ServiceOptions options;
   options.idle_timeout = std::chrono::milliseconds(1);
@@ -344,7 +347,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
 class ReaderCheckingStore final : public storage::Store {
 public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
-    note(ks != storage::Keyspace::kMeta);
+    note(ks != Space::kMeta);
     return inner_->get(ks, key);
   }
   std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
@@ -364,7 +367,7 @@ public:
   void commit(storage::Batch batch, storage::CommitCallback done) override { inner_->commit(std::move(batch), std::move(done)); }
   Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
                                                                         size_t limit) override {
-    note(ks == storage::Keyspace::kOutbox);
+    note(ks == Space::kOutbox);
     return inner_->scan(ks, prefix, limit);
   }
   void started() { started_ = true; }
@@ -377,7 +380,7 @@ private:
       ++(in_job_ ? inside_ : outside_);
     }
   }
-  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store();
+  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
   std::atomic<bool> started_{false};
   std::atomic<int> outside_{0};
   std::atomic<int> inside_{0};
@@ -466,7 +469,7 @@ TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharg
 // no owner, a version 1 fingerprint, the operation under its bare requestId. They keep
 // replaying byte for byte for the legacy owner, and stay invisible to any other merchant.
 TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
-  auto store = storage::make_memory_store();
+  auto store = storage::make_memory_store(keyspace_names());
   const std::string key(32, 'k');
   auto request = create_request("legacy-1");
   PaymentRecord payment;
@@ -487,9 +490,9 @@ TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
   operation.amount = 4000;
   operation.http_status = 200;
   operation.response = R"({"paymentId":"legacy-1","settleId":"old","value":40.00,"requestId":"s-old"})";
-  ASSERT_TRUE(store->commit_and_wait({{storage::Keyspace::kMeta, "fingerprint-key", key, 0},
-                                      {storage::Keyspace::kPayments, "legacy-1", encode(payment), 0},
-                                      {storage::Keyspace::kOperations, "s-old", encode(operation), 0}}));
+  ASSERT_TRUE(store->commit_and_wait({{Space::kMeta, "fingerprint-key", key, 0},
+                                      {Space::kPayments, "legacy-1", encode(payment), 0},
+                                      {Space::kOperations, "s-old", encode(operation), 0}}));
   acquirer::StubAcquirer stub;
   RecordingTransport transport;
   ServiceOptions options;

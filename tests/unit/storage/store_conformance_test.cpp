@@ -13,13 +13,22 @@
 namespace idempay::storage {
 namespace {
 
+// The keyspaces these tests declare: a store knows none of its own.
+struct Space {
+  static constexpr Keyspace kPayments{0};
+  static constexpr Keyspace kOperations{1};
+  static constexpr Keyspace kOutbox{2};
+  static constexpr Keyspace kAudit{3};
+};
+const KeyspaceNames kNames = {"payments", "operations", "outbox", "audit"};
+
 struct MemoryFactory {
-  std::unique_ptr<Store> open() { return make_memory_store(); }
+  std::unique_ptr<Store> open() { return make_memory_store(kNames); }
 };
 
 struct RocksFactory {
   testing::TempDir dir;
-  std::unique_ptr<Store> open() { return open_rocks_store(RocksOptions{dir.path() + "/db", true}).value(); }
+  std::unique_ptr<Store> open() { return open_rocks_store(RocksOptions{dir.path() + "/db", true}, kNames).value(); }
 };
 
 template <class Factory>
@@ -33,101 +42,101 @@ using Factories = ::testing::Types<MemoryFactory, RocksFactory>;
 TYPED_TEST_SUITE(StoreConformanceTest, Factories);
 
 TYPED_TEST(StoreConformanceTest, AbsentKeyReadsAsNullopt) {
-  auto got = this->store->get(Keyspace::kPayments, "missing");
+  auto got = this->store->get(Space::kPayments, "missing");
   ASSERT_TRUE(got);
   EXPECT_FALSE(got->has_value());
 }
 
 TYPED_TEST(StoreConformanceTest, PutIfAbsentThenGetWithEtag) {
-  auto put = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}});
+  auto put = this->store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}});
   ASSERT_TRUE(put);
   EXPECT_EQ(put->front(), 1u);
-  auto got = this->store->get(Keyspace::kPayments, "p1").value();
+  auto got = this->store->get(Space::kPayments, "p1").value();
   ASSERT_TRUE(got);
   EXPECT_EQ(got->value, "v1");
   EXPECT_EQ(got->etag, 1u);
 }
 
 TYPED_TEST(StoreConformanceTest, PutIfAbsentRefusesAnExistingKey) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
-  auto again = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 0}});
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}}));
+  auto again = this->store->commit_and_wait({{Space::kPayments, "p1", "v2", 0}});
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, ErrorCode::kConflict);
-  EXPECT_EQ(this->store->get(Keyspace::kPayments, "p1").value()->value, "v1");
+  EXPECT_EQ(this->store->get(Space::kPayments, "p1").value()->value, "v1");
 }
 
 TYPED_TEST(StoreConformanceTest, CompareAndSwapNeedsTheCurrentEtag) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
-  auto stale = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 7}});
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}}));
+  auto stale = this->store->commit_and_wait({{Space::kPayments, "p1", "v2", 7}});
   ASSERT_FALSE(stale);
   EXPECT_EQ(stale.error().code, ErrorCode::kConflict);
-  auto ok = this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 1}});
+  auto ok = this->store->commit_and_wait({{Space::kPayments, "p1", "v2", 1}});
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->front(), 2u);
-  auto got = this->store->get(Keyspace::kPayments, "p1").value();
+  auto got = this->store->get(Space::kPayments, "p1").value();
   EXPECT_EQ(got->value, "v2");
   EXPECT_EQ(got->etag, 2u);
 }
 
 TYPED_TEST(StoreConformanceTest, BatchIsAllOrNothing) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
-  auto failed = this->store->commit_and_wait({{Keyspace::kOperations, "op1", "x", 0},
-                                              {Keyspace::kPayments, "p1", "v2", 99}});
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}}));
+  auto failed = this->store->commit_and_wait({{Space::kOperations, "op1", "x", 0},
+                                              {Space::kPayments, "p1", "v2", 99}});
   ASSERT_FALSE(failed);
-  EXPECT_FALSE(this->store->get(Keyspace::kOperations, "op1").value().has_value());
-  auto ok = this->store->commit_and_wait({{Keyspace::kOperations, "op1", "x", 0},
-                                          {Keyspace::kPayments, "p1", "v2", 1}});
+  EXPECT_FALSE(this->store->get(Space::kOperations, "op1").value().has_value());
+  auto ok = this->store->commit_and_wait({{Space::kOperations, "op1", "x", 0},
+                                          {Space::kPayments, "p1", "v2", 1}});
   ASSERT_TRUE(ok);
-  EXPECT_EQ(this->store->get(Keyspace::kOperations, "op1").value()->value, "x");
-  EXPECT_EQ(this->store->get(Keyspace::kPayments, "p1").value()->value, "v2");
+  EXPECT_EQ(this->store->get(Space::kOperations, "op1").value()->value, "x");
+  EXPECT_EQ(this->store->get(Space::kPayments, "p1").value()->value, "v2");
 }
 
 TYPED_TEST(StoreConformanceTest, UnconditionalWritesAndDeletes) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "1", std::nullopt}}));
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "2", std::nullopt}}));
-  EXPECT_EQ(this->store->get(Keyspace::kAudit, "a").value()->etag, 2u);
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", std::nullopt, 2}}));
-  EXPECT_FALSE(this->store->get(Keyspace::kAudit, "a").value().has_value());
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", "1", std::nullopt}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", "2", std::nullopt}}));
+  EXPECT_EQ(this->store->get(Space::kAudit, "a").value()->etag, 2u);
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", std::nullopt, 2}}));
+  EXPECT_FALSE(this->store->get(Space::kAudit, "a").value().has_value());
 }
 
 TYPED_TEST(StoreConformanceTest, BlindWritesRestartTheEtagAndNeverConflict) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", "1", std::nullopt}}));
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", "2", std::nullopt}}));
-  auto blind = this->store->commit_and_wait({{Keyspace::kAudit, "b", "3", std::nullopt, true}});
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "b", "1", std::nullopt}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "b", "2", std::nullopt}}));
+  auto blind = this->store->commit_and_wait({{Space::kAudit, "b", "3", std::nullopt, true}});
   ASSERT_TRUE(blind);
   EXPECT_EQ(blind->front(), 1u);
-  auto got = this->store->get(Keyspace::kAudit, "b").value();
+  auto got = this->store->get(Space::kAudit, "b").value();
   EXPECT_EQ(got->value, "3");
   EXPECT_EQ(got->etag, 1u);
   // Later writes in the same batch see the blind write's etag.
   auto same_batch = this->store->commit_and_wait(
-      {{Keyspace::kAudit, "c", "x", std::nullopt, true}, {Keyspace::kAudit, "c", "y", 1}});
+      {{Space::kAudit, "c", "x", std::nullopt, true}, {Space::kAudit, "c", "y", 1}});
   ASSERT_TRUE(same_batch);
   EXPECT_EQ(same_batch->back(), 2u);
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "b", std::nullopt, std::nullopt, true}}));
-  EXPECT_FALSE(this->store->get(Keyspace::kAudit, "b").value().has_value());
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "b", std::nullopt, std::nullopt, true}}));
+  EXPECT_FALSE(this->store->get(Space::kAudit, "b").value().has_value());
   // A condition, when given, is still checked.
-  EXPECT_FALSE(this->store->commit_and_wait({{Keyspace::kAudit, "c", "z", 7, true}}));
+  EXPECT_FALSE(this->store->commit_and_wait({{Space::kAudit, "c", "z", 7, true}}));
 }
 
 TYPED_TEST(StoreConformanceTest, KeyspacesAreSeparate) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "k", "payment", 0}}));
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kOperations, "k", "operation", 0}}));
-  EXPECT_EQ(this->store->get(Keyspace::kPayments, "k").value()->value, "payment");
-  EXPECT_EQ(this->store->get(Keyspace::kOperations, "k").value()->value, "operation");
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "k", "payment", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kOperations, "k", "operation", 0}}));
+  EXPECT_EQ(this->store->get(Space::kPayments, "k").value()->value, "payment");
+  EXPECT_EQ(this->store->get(Space::kOperations, "k").value()->value, "operation");
 }
 
 TYPED_TEST(StoreConformanceTest, PrefixScanInKeyOrderWithLimit) {
   for (const char* k : {"b/2", "a/1", "b/1", "b/3", "c/1"}) {
-    ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kOutbox, k, k, 0}}));
+    ASSERT_TRUE(this->store->commit_and_wait({{Space::kOutbox, k, k, 0}}));
   }
-  auto all = this->store->scan(Keyspace::kOutbox, "b/", 10).value();
+  auto all = this->store->scan(Space::kOutbox, "b/", 10).value();
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].first, "b/1");
   EXPECT_EQ(all[2].first, "b/3");
   EXPECT_EQ(all[1].second.value, "b/2");
-  EXPECT_EQ(this->store->scan(Keyspace::kOutbox, "b/", 2).value().size(), 2u);
-  EXPECT_TRUE(this->store->scan(Keyspace::kOutbox, "z", 10).value().empty());
+  EXPECT_EQ(this->store->scan(Space::kOutbox, "b/", 2).value().size(), 2u);
+  EXPECT_TRUE(this->store->scan(Space::kOutbox, "z", 10).value().empty());
 }
 
 // Many threads race to create the same key and then to swap it from the same etag: exactly
@@ -139,7 +148,7 @@ TYPED_TEST(StoreConformanceTest, ConcurrentConditionalWritesHaveOneWinner) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
-      if (this->store->commit_and_wait({{Keyspace::kPayments, "hot", "c" + std::to_string(i), 0}})) {
+      if (this->store->commit_and_wait({{Space::kPayments, "hot", "c" + std::to_string(i), 0}})) {
         ++created;
       }
     });
@@ -148,7 +157,7 @@ TYPED_TEST(StoreConformanceTest, ConcurrentConditionalWritesHaveOneWinner) {
   threads.clear();
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
-      if (this->store->commit_and_wait({{Keyspace::kPayments, "hot", "s" + std::to_string(i), 1}})) {
+      if (this->store->commit_and_wait({{Space::kPayments, "hot", "s" + std::to_string(i), 1}})) {
         ++swapped;
       }
     });
@@ -156,7 +165,7 @@ TYPED_TEST(StoreConformanceTest, ConcurrentConditionalWritesHaveOneWinner) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(created.load(), 1);
   EXPECT_EQ(swapped.load(), 1);
-  EXPECT_EQ(this->store->get(Keyspace::kPayments, "hot").value()->etag, 2u);
+  EXPECT_EQ(this->store->get(Space::kPayments, "hot").value()->etag, 2u);
 }
 
 // Commits issued without waiting all complete, each exactly once, with its own result.
@@ -164,7 +173,7 @@ TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
   constexpr int kCommits = 500;
   std::vector<std::promise<CommitResult>> done(kCommits);
   for (int i = 0; i < kCommits; ++i) {
-    this->store->commit({{Keyspace::kPayments, "k" + std::to_string(i), "v", 0}},
+    this->store->commit({{Space::kPayments, "k" + std::to_string(i), "v", 0}},
                         [&done, i](CommitResult r) { done[i].set_value(std::move(r)); });
   }
   for (int i = 0; i < kCommits; ++i) {
@@ -172,18 +181,18 @@ TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
     ASSERT_TRUE(r) << i;
     EXPECT_EQ(r->front(), 1u);
   }
-  EXPECT_EQ(this->store->scan(Keyspace::kPayments, "k", kCommits + 1).value().size(), size_t{kCommits});
+  EXPECT_EQ(this->store->scan(Space::kPayments, "k", kCommits + 1).value().size(), size_t{kCommits});
 }
 
 TYPED_TEST(StoreConformanceTest, RidingAlongCommitsKeepConditionsAndOrder) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kAudit, "a", "1", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", "1", 0}}));
   std::promise<CommitResult> done;
-  this->store->commit_riding_along({{Keyspace::kAudit, "a", "2", 1}},
+  this->store->commit_riding_along({{Space::kAudit, "a", "2", 1}},
                                    [&done](CommitResult r) { done.set_value(std::move(r)); });
   ASSERT_TRUE(done.get_future().get());
-  EXPECT_EQ(this->store->get(Keyspace::kAudit, "a").value()->value, "2");
+  EXPECT_EQ(this->store->get(Space::kAudit, "a").value()->value, "2");
   std::promise<CommitResult> stale;
-  this->store->commit_riding_along({{Keyspace::kAudit, "a", "3", 1}},
+  this->store->commit_riding_along({{Space::kAudit, "a", "3", 1}},
                                    [&stale](CommitResult r) { stale.set_value(std::move(r)); });
   EXPECT_EQ(stale.get_future().get().error().code, ErrorCode::kConflict);
 }
@@ -192,27 +201,27 @@ TEST(RocksStoreTest, RidingAlongWritesBecomeDurableWithTheNextSyncedOne) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};
   {
-    auto store = open_rocks_store(options).value();
+    auto store = open_rocks_store(options, kNames).value();
     std::promise<CommitResult> done;
-    store->commit_riding_along({{Keyspace::kAudit, "dup", "entry", 0}},
+    store->commit_riding_along({{Space::kAudit, "dup", "entry", 0}},
                                [&done](CommitResult r) { done.set_value(std::move(r)); });
     ASSERT_TRUE(done.get_future().get());
-    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p", "v", 0}}));
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "p", "v", 0}}));
   }
-  auto store = open_rocks_store(options).value();
-  EXPECT_EQ(store->get(Keyspace::kAudit, "dup").value()->value, "entry");
+  auto store = open_rocks_store(options, kNames).value();
+  EXPECT_EQ(store->get(Space::kAudit, "dup").value()->value, "entry");
 }
 
 TEST(RocksStoreTest, CommittedDataSurvivesReopen) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};
   {
-    auto store = open_rocks_store(options).value();
-    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p1", "v1", 0}}));
-    ASSERT_TRUE(store->commit_and_wait({{Keyspace::kPayments, "p1", "v2", 1}}));
+    auto store = open_rocks_store(options, kNames).value();
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}}));
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "p1", "v2", 1}}));
   }
-  auto store = open_rocks_store(options).value();
-  auto got = store->get(Keyspace::kPayments, "p1").value();
+  auto store = open_rocks_store(options, kNames).value();
+  auto got = store->get(Space::kPayments, "p1").value();
   ASSERT_TRUE(got);
   EXPECT_EQ(got->value, "v2");
   EXPECT_EQ(got->etag, 2u);
@@ -221,9 +230,9 @@ TEST(RocksStoreTest, CommittedDataSurvivesReopen) {
 TEST(RocksStoreTest, SecondOpenOfALockedDirectoryFailsCleanly) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};
-  auto first = open_rocks_store(options);
+  auto first = open_rocks_store(options, kNames);
   ASSERT_TRUE(first);
-  auto second = open_rocks_store(options);
+  auto second = open_rocks_store(options, kNames);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
 }
@@ -233,40 +242,40 @@ TEST(RocksStoreTest, SecondOpenOfALockedDirectoryFailsCleanly) {
 TEST(RocksStoreTest, AValueShorterThanItsEtagIsReportedAsCorruption) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};
-  open_rocks_store(options).value().reset();  // creates the column families
+  open_rocks_store(options, kNames).value().reset();  // creates the column families
   {
     rocksdb::DB* raw = nullptr;
     std::vector<rocksdb::ColumnFamilyDescriptor> families{{rocksdb::kDefaultColumnFamilyName, {}}};
-    for (size_t i = 0; i < kKeyspaceCount; ++i) {
-      families.push_back({std::string(to_string(static_cast<Keyspace>(i))), {}});
+    for (const auto& name : kNames) {
+      families.push_back({name, {}});
     }
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), options.path, families, &handles, &raw).ok());
-    auto payments = handles[1 + static_cast<size_t>(Keyspace::kPayments)];
+    auto payments = handles[1 + Space::kPayments.index];
     ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), payments, "short", "abc").ok());
     for (auto* h : handles) {
       raw->DestroyColumnFamilyHandle(h);
     }
     delete raw;
   }
-  auto store = open_rocks_store(options).value();
-  auto got = store->get(Keyspace::kPayments, "short");
+  auto store = open_rocks_store(options, kNames).value();
+  auto got = store->get(Space::kPayments, "short");
   ASSERT_FALSE(got);
   EXPECT_EQ(got.error().code, ErrorCode::kInternal);
-  EXPECT_FALSE(store->scan(Keyspace::kPayments, "", 10));
-  auto overwrite = store->commit_and_wait({{Keyspace::kPayments, "short", "new", 0}});
+  EXPECT_FALSE(store->scan(Space::kPayments, "", 10));
+  auto overwrite = store->commit_and_wait({{Space::kPayments, "short", "new", 0}});
   EXPECT_FALSE(overwrite) << "put-if-absent must not take a corrupt value for an absent one";
 }
 
 // Asynchronous reads run on the store's own threads, never the caller's, and see every commit
 // completed before they were submitted.
 TYPED_TEST(StoreConformanceTest, AsynchronousReadsRunOffTheCallerAndSeeCompletedCommits) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p", "v1", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p", "v1", 0}}));
   constexpr int kReads = 200;
   std::vector<std::promise<std::pair<std::thread::id, uint64_t>>> done(kReads);
   for (int i = 0; i < kReads; ++i) {
     this->store->read_async([&done, i](Store& s) {
-      auto got = s.get(Keyspace::kPayments, "p");
+      auto got = s.get(Space::kPayments, "p");
       done[i].set_value({std::this_thread::get_id(), got && *got ? (*got)->etag : 0});
     });
   }
@@ -282,7 +291,7 @@ TYPED_TEST(StoreConformanceTest, QueuedReadsRunBeforeTheStoreCloses) {
   std::atomic<int> ran{0};
   for (int i = 0; i < 1000; ++i) {
     this->store->read_async([&ran](Store& s) {
-      (void)s.get(Keyspace::kPayments, "absent");
+      (void)s.get(Space::kPayments, "absent");
       ++ran;
     });
   }
@@ -292,11 +301,11 @@ TYPED_TEST(StoreConformanceTest, QueuedReadsRunBeforeTheStoreCloses) {
 
 // Memory-only lookups answer like get while the data is in memory.
 TYPED_TEST(StoreConformanceTest, MemoryOnlyLookupsAnswerLikeGet) {
-  ASSERT_TRUE(this->store->commit_and_wait({{Keyspace::kPayments, "p", "v1", 0}}));
-  auto present = this->store->get_if_in_memory(Keyspace::kPayments, "p");
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p", "v1", 0}}));
+  auto present = this->store->get_if_in_memory(Space::kPayments, "p");
   ASSERT_TRUE(present && *present && **present);
   EXPECT_EQ((**present)->value, "v1");
-  auto absent = this->store->get_if_in_memory(Keyspace::kPayments, "q");
+  auto absent = this->store->get_if_in_memory(Space::kPayments, "q");
   ASSERT_TRUE(absent && *absent);
   EXPECT_FALSE(**absent);
 }
@@ -308,17 +317,17 @@ TEST(RocksStoreTest, MemoryOnlyLookupsAnswerAbsentKeysFromTheFilters) {
   testing::TempDir dir;
   RocksOptions options{dir.path() + "/db", true};
   {
-    auto store = open_rocks_store(options).value();
+    auto store = open_rocks_store(options, kNames).value();
     Batch batch;
     for (int i = 0; i < 5000; ++i) {
-      batch.push_back({Keyspace::kPayments, "pay-" + std::to_string(i), std::string(300, 'v'), 0});
+      batch.push_back({Space::kPayments, "pay-" + std::to_string(i), std::string(300, 'v'), 0});
     }
     ASSERT_TRUE(store->commit_and_wait(std::move(batch)));
   }
-  auto store = open_rocks_store(options).value();  // recovery writes the log to a table file
+  auto store = open_rocks_store(options, kNames).value();  // recovery writes the log to a table file
   int answered = 0;
   for (int i = 0; i < 1000; ++i) {
-    auto r = store->get_if_in_memory(Keyspace::kPayments, "new-" + std::to_string(i));
+    auto r = store->get_if_in_memory(Space::kPayments, "new-" + std::to_string(i));
     if (r) {
       ASSERT_TRUE(*r);
       EXPECT_FALSE(**r);
@@ -326,9 +335,9 @@ TEST(RocksStoreTest, MemoryOnlyLookupsAnswerAbsentKeysFromTheFilters) {
     }
   }
   EXPECT_GE(answered, 970);  // a Bloom filter's false positives (about 1%) need the block
-  EXPECT_FALSE(store->get_if_in_memory(Keyspace::kPayments, "pay-42").has_value());
-  ASSERT_TRUE(store->get(Keyspace::kPayments, "pay-42").value().has_value());
-  auto cached = store->get_if_in_memory(Keyspace::kPayments, "pay-42");
+  EXPECT_FALSE(store->get_if_in_memory(Space::kPayments, "pay-42").has_value());
+  ASSERT_TRUE(store->get(Space::kPayments, "pay-42").value().has_value());
+  auto cached = store->get_if_in_memory(Space::kPayments, "pay-42");
   ASSERT_TRUE(cached && *cached && **cached);
 }
 

@@ -6,11 +6,17 @@
 #include <string>
 
 #include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/outbox.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::actors {
+
+/// The callback retry policy and an attempt's result are the domain's (domain/outbox.hpp).
+using domain::CallbackOptions;
+using domain::CallbackResult;
+
 
 /// An answer for the gateway: HTTP status and body bytes.
 struct Reply {
@@ -27,29 +33,11 @@ struct CallbackAttempt {
   std::string body;         ///< the updated Create Payment answer
 };
 
-/// What came of one attempt: an HTTP status, or an error before any status was read.
-struct CallbackResult {
-  unsigned status = 0;  ///< 0 if no response
-  Error error;          ///< meaningful when status == 0
-  int64_t retry_after_seconds = -1;  ///< from a Retry-After header, -1 if none
-};
-
 /// Sends callbacks (implemented over HTTP in app/). Must call back exactly once, any thread.
 class CallbackTransport {
 public:
   virtual ~CallbackTransport() = default;
   virtual void send(CallbackAttempt attempt, std::function<void(CallbackResult)> done) = 0;
-};
-
-struct CallbackOptions {
-  /// First retry delay; later ones double, each drawn with full jitter. Default: 5 s
-  std::chrono::milliseconds retry_base{5'000};
-  /// Longest delay between two attempts. Default: 1 h
-  std::chrono::milliseconds retry_cap{3'600'000};
-  /// After this long without success a delivery becomes a dead letter. Default: 7 days
-  std::chrono::milliseconds retry_window{7LL * 24 * 3'600'000};
-  /// Attempts in flight to one host at most. Default: 4
-  int max_per_destination = 4;
 };
 
 /// An authorization outcome reported by the acquirer (signed webhook, already verified).

@@ -12,20 +12,17 @@
 
 namespace idempay::storage {
 
-/// Logical keyspaces (RocksDB column families; tables in a SQL store).
-enum class Keyspace : uint8_t {
-  kPayments,
-  kOperations,
-  kIdempotency,
-  kInbox,
-  kOutbox,
-  kDeadLetters,
-  kAudit,
-  kMeta,
-  kRecovery,  ///< what start-up recovery must look at: written with the records it names
+/// A keyspace (a RocksDB column family; a table in a SQL store): the position of its name in
+/// the list its caller declared when it opened the store. The store knows no keyspace of its
+/// own; an index outside that list is refused with kInvalidArgument.
+struct Keyspace {
+  uint8_t index = 0;
+  friend constexpr bool operator==(Keyspace a, Keyspace b) { return a.index == b.index; }
+  friend constexpr bool operator!=(Keyspace a, Keyspace b) { return a.index != b.index; }
 };
-inline constexpr size_t kKeyspaceCount = 9;
-std::string_view to_string(Keyspace ks);
+
+/// The keyspaces a store is opened with; a Keyspace counts in this order.
+using KeyspaceNames = std::vector<std::string>;
 
 /// A stored value and its etag: the record's version, 1 for the first write and +1 for
 /// every later one. Etag 0 means "absent".
@@ -38,7 +35,7 @@ struct Versioned {
 /// nullopt writes unconditionally, 0 requires the key to be absent (put-if-absent),
 /// n requires the current etag to be n. `value` nullopt deletes the key.
 struct Write {
-  Keyspace keyspace = Keyspace::kPayments;
+  Keyspace keyspace;
   std::string key;
   std::optional<std::string> value;
   std::optional<uint64_t> expected_etag;
@@ -99,7 +96,7 @@ public:
 };
 
 /// In-memory store for tests: same contract, no durability.
-std::unique_ptr<Store> make_memory_store();
+std::unique_ptr<Store> make_memory_store(KeyspaceNames keyspaces);
 
 struct RocksOptions {
   std::string path;         ///< directory; created if missing
@@ -111,8 +108,9 @@ struct RocksOptions {
   size_t reader_threads = 2;
 };
 
-/// Opens (or creates) the RocksDB store; kUnavailable if the directory cannot be opened
-/// (for example because another process holds it).
-Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options);
+/// Opens (or creates) the RocksDB store with `keyspaces` (one column family each, created if
+/// missing; a store written with more keyspaces than these does not open); kUnavailable if the
+/// directory cannot be opened (for example because another process holds it).
+Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, const KeyspaceNames& keyspaces);
 
 }  // namespace idempay::storage

@@ -1,11 +1,11 @@
-#include "outbox.hpp"
+#include "idempay/domain/outbox.hpp"
 
 #include <algorithm>
 
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 std::string encode(const OutboxEntry& e) {
   JsonWriter w;
@@ -74,4 +74,4 @@ std::chrono::milliseconds retry_delay(const CallbackOptions& options, int attemp
   return milliseconds(std::min(delay, cap));
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -8,7 +8,7 @@
 #include "idempay/protocol/error.hpp"
 #include "idempay/storage/store.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 struct AuditEntry {
   uint64_t seq = 0;
@@ -101,4 +101,4 @@ private:
   AuditHead head_;
 };
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "audit.hpp"
+#include "idempay/domain/audit.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 namespace {
 
 AuditEntry sample() {
@@ -77,4 +77,4 @@ TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows
 }
 
 }  // namespace
-}  // namespace idempay::actors
+}  // namespace idempay::domain

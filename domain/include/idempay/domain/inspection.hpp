@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "idempay/actors/deliveries.hpp"
+#include "idempay/domain/deliveries.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/storage/store.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 struct AuditLine {
   uint64_t seq = 0;
@@ -79,4 +79,4 @@ struct Inconsistency {
 /// deliveries and the chains agree. An empty list means everything verified.
 Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id);
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,14 +1,15 @@
-#include "idempay/actors/inspection.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/inspection.hpp"
 
 #include <map>
 #include <set>
 
-#include "audit.hpp"
+#include "idempay/domain/audit.hpp"
 #include "idempay/protocol/json_read.hpp"
-#include "outbox.hpp"
-#include "records.hpp"
+#include "idempay/domain/outbox.hpp"
+#include "idempay/domain/records.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 namespace {
 
@@ -20,7 +21,7 @@ std::string without_query(const std::string& url) { return url.substr(0, url.fin
 Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>>> operations_by_payment(
     storage::Store& store) {
   std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>> out;
-  auto all = store.scan(Keyspace::kOperations, "", SIZE_MAX);
+  auto all = store.scan(Space::kOperations, "", SIZE_MAX);
   if (!all) {
     return tl::unexpected(all.error());
   }
@@ -34,7 +35,7 @@ Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>
 }
 
 bool indexed(storage::Store& store, const std::string& key) {
-  auto got = store.get(Keyspace::kRecovery, key);
+  auto got = store.get(Space::kRecovery, key);
   return got && *got;
 }
 
@@ -60,7 +61,7 @@ void check_recovery_index(storage::Store& store, const std::string& id, const Pa
 // A payment's chain in order, its head, and its arrival counts not yet sealed into it.
 Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
                                               std::optional<AuditHead>& head, ArrivalTally* pending = nullptr) {
-  auto rows = store.scan(Keyspace::kAudit, audit_prefix(payment_id), SIZE_MAX);
+  auto rows = store.scan(Space::kAudit, audit_prefix(payment_id), SIZE_MAX);
   if (!rows) {
     return tl::unexpected(rows.error());
   }
@@ -146,7 +147,7 @@ void check_payment(const std::string& id, const PaymentRecord& r, const std::vec
 }  // namespace
 
 Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id) {
-  auto got = store.get(Keyspace::kPayments, payment_id);
+  auto got = store.get(Space::kPayments, payment_id);
   if (!got) {
     return tl::unexpected(got.error());
   }
@@ -216,7 +217,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
 
 Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id) {
   std::vector<Inconsistency> out;
-  auto payments = store.scan(Keyspace::kPayments, payment_id.value_or(""), SIZE_MAX);
+  auto payments = store.scan(Space::kPayments, payment_id.value_or(""), SIZE_MAX);
   if (!payments) {
     return tl::unexpected(payments.error());
   }
@@ -247,7 +248,7 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
   }
   if (!payment_id) {
     // Records that point at payments the store does not have.
-    auto audit = store.scan(Keyspace::kAudit, "", SIZE_MAX);
+    auto audit = store.scan(Space::kAudit, "", SIZE_MAX);
     if (!audit) {
       return tl::unexpected(audit.error());
     }
@@ -278,4 +279,4 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
   return out;
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,11 +1,11 @@
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
 #include <chrono>
 
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -153,4 +153,4 @@ Result<OperationRecord> decode_operation(std::string_view json) {
   return r;
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

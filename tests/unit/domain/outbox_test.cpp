@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "outbox.hpp"
+#include "idempay/domain/outbox.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 namespace {
 
 CallbackResult status(unsigned s) {
@@ -69,4 +69,4 @@ TEST(OutboxTest, EntryRoundTrip) {
 }
 
 }  // namespace
-}  // namespace idempay::actors
+}  // namespace idempay::domain

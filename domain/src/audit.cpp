@@ -1,13 +1,14 @@
-#include "audit.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/audit.hpp"
 
 #include <cstdio>
 
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 std::string audit_prefix(const std::string& payment_id) { return payment_id + "/"; }
 
@@ -157,16 +158,16 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};
   // Blind writes: each entry's key is new, and the head is only ever written by this chain.
-  writes.push_back({storage::Keyspace::kAudit, audit_key(payment_id, entry.seq), std::move(stored), std::nullopt, true});
+  writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), std::move(stored), std::nullopt, true});
   // The head is rewritten with each entry; a batch holding several keeps only the last one.
   for (auto it = writes.begin(); it != writes.end(); ++it) {
-    if (it->keyspace == storage::Keyspace::kAudit && it->key == audit_head_key(payment_id)) {
+    if (it->keyspace == Space::kAudit && it->key == audit_head_key(payment_id)) {
       writes.erase(it);
       break;
     }
   }
-  writes.push_back({storage::Keyspace::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt, true});
+  writes.push_back({Space::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt, true});
   return entry;
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,8 +1,9 @@
-#include "payment_reads.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/payment_reads.hpp"
 
 #include <spdlog/spdlog.h>
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 using storage::Keyspace;
 
@@ -19,7 +20,7 @@ Lookup disk_lookup(storage::Store& store) {
 std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std::string& id) {
   using Answer = Result<PaymentSnapshot>;
   PaymentSnapshot snapshot;
-  auto got = get(Keyspace::kPayments, id);
+  auto got = get(Space::kPayments, id);
   if (!got) {
     return std::nullopt;
   }
@@ -36,7 +37,7 @@ std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std
   }
   snapshot.record = std::move(*decoded);
   snapshot.etag = (**got)->etag;
-  auto head = get(Keyspace::kAudit, audit_head_key(id));
+  auto head = get(Space::kAudit, audit_head_key(id));
   if (!head) {
     return std::nullopt;
   }
@@ -47,7 +48,7 @@ std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std
     snapshot.head = decode_head((**head)->value).value_or(AuditHead{});
   }
   if (snapshot.head.seq >= kIndividualEntries) {  // counts left unsealed when the last actor ended
-    auto stored = get(Keyspace::kAudit, audit_tally_key(id));
+    auto stored = get(Space::kAudit, audit_tally_key(id));
     if (!stored) {
       return std::nullopt;
     }
@@ -68,7 +69,7 @@ std::optional<Result<std::optional<StoredOperation>>> read_operation(const Looku
     if (key == request_id && !may_have_legacy) {
       break;
     }
-    auto got = get(Keyspace::kOperations, key);
+    auto got = get(Space::kOperations, key);
     if (!got) {
       return std::nullopt;
     }
@@ -89,4 +90,4 @@ std::optional<Result<std::optional<StoredOperation>>> read_operation(const Looku
   return Answer(std::optional<StoredOperation>());
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

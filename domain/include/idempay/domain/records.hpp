@@ -4,12 +4,13 @@
 #include <string>
 
 #include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/card.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/protocol/state_machine.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 struct PaymentRecord {
   PaymentState state = PaymentState::kProcessing;
@@ -79,4 +80,4 @@ std::string recovery_key(const std::string& payment_id, const std::string& reque
 /// Splits a recovery key into payment id and request id (empty for a payment's own key).
 std::pair<std::string, std::string> parse_recovery_key(std::string_view key);
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

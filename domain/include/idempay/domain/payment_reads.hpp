@@ -8,11 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "audit.hpp"
+#include "idempay/domain/audit.hpp"
 #include "idempay/storage/store.hpp"
-#include "records.hpp"
+#include "idempay/domain/records.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 /// One lookup: nullopt when it would have to wait for the disk (memory-only lookups).
 using Lookup = std::function<std::optional<Result<std::optional<storage::Versioned>>>(storage::Keyspace,
@@ -47,4 +47,4 @@ std::optional<Result<std::optional<StoredOperation>>> read_operation(const Looku
                                                                      const std::string& request_id,
                                                                      bool may_have_legacy);
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,13 +1,33 @@
 #pragma once
 // Callback deliveries: the outbox record, and the retry policy as pure functions.
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
 
-#include "idempay/actors/payment_service.hpp"
+#include "idempay/protocol/error.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
+/// What came of one callback attempt: an HTTP status, or an error before any status was read.
+struct CallbackResult {
+  unsigned status = 0;  ///< 0 if no response
+  Error error;          ///< meaningful when status == 0
+  int64_t retry_after_seconds = -1;  ///< from a Retry-After header, -1 if none
+};
+
+struct CallbackOptions {
+  /// First retry delay; later ones double, each drawn with full jitter. Default: 5 s
+  std::chrono::milliseconds retry_base{5'000};
+  /// Longest delay between two attempts. Default: 1 h
+  std::chrono::milliseconds retry_cap{3'600'000};
+  /// After this long without success a delivery becomes a dead letter. Default: 7 days
+  std::chrono::milliseconds retry_window{7LL * 24 * 3'600'000};
+  /// Attempts in flight to one host at most. Default: 4
+  int max_per_destination = 4;
+};
+
+/// A callback waiting for delivery (the outbox), or given up on (a dead letter).
 struct OutboxEntry {
   std::string id;  ///< stable delivery id, the webhook-id
   std::string payment_id;
@@ -39,4 +59,4 @@ FailureKind classify(const CallbackResult& r);
 std::chrono::milliseconds retry_delay(const CallbackOptions& options, int attempt, FailureKind kind,
                                       int64_t retry_after_seconds, std::mt19937_64& random);
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

@@ -1,9 +1,10 @@
-#include "idempay/actors/deliveries.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/deliveries.hpp"
 
-#include "outbox.hpp"
-#include "records.hpp"
+#include "idempay/domain/outbox.hpp"
+#include "idempay/domain/records.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 namespace {
 DeliveryInfo info_of(const OutboxEntry& e, bool dead) {
@@ -14,7 +15,7 @@ DeliveryInfo info_of(const OutboxEntry& e, bool dead) {
 
 Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store) {
   std::vector<DeliveryInfo> out;
-  for (auto [ks, dead] : {std::pair{storage::Keyspace::kOutbox, false}, std::pair{storage::Keyspace::kDeadLetters, true}}) {
+  for (auto [ks, dead] : {std::pair{Space::kOutbox, false}, std::pair{Space::kDeadLetters, true}}) {
     auto entries = store.scan(ks, "", SIZE_MAX);
     if (!entries) {
       return tl::unexpected(entries.error());
@@ -31,7 +32,7 @@ Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store) {
 }
 
 Status replay_dead_letter(storage::Store& store, const std::string& id) {
-  auto got = store.get(storage::Keyspace::kDeadLetters, id);
+  auto got = store.get(Space::kDeadLetters, id);
   if (!got) {
     return tl::unexpected(got.error());
   }
@@ -45,12 +46,12 @@ Status replay_dead_letter(storage::Store& store, const std::string& id) {
   entry->attempts = 0;
   entry->dead_reason.clear();
   entry->created_at = entry->next_attempt_at = now_unix_ms();
-  auto done = store.commit_and_wait({{storage::Keyspace::kDeadLetters, id, std::nullopt, (*got)->etag},
-                                     {storage::Keyspace::kOutbox, id, encode(*entry), 0}});
+  auto done = store.commit_and_wait({{Space::kDeadLetters, id, std::nullopt, (*got)->etag},
+                                     {Space::kOutbox, id, encode(*entry), 0}});
   if (!done) {
     return tl::unexpected(done.error());
   }
   return {};
 }
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain

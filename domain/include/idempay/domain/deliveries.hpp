@@ -6,7 +6,7 @@
 #include "idempay/protocol/error.hpp"
 #include "idempay/storage/store.hpp"
 
-namespace idempay::actors {
+namespace idempay::domain {
 
 /// A callback delivery as an operator sees it.
 struct DeliveryInfo {
@@ -29,4 +29,4 @@ Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store);
 /// retry window; the dispatcher delivers it when the connector (re)starts.
 Status replay_dead_letter(storage::Store& store, const std::string& id);
 
-}  // namespace idempay::actors
+}  // namespace idempay::domain
