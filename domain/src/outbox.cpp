@@ -2,42 +2,29 @@
 
 #include <algorithm>
 
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "fields.hpp"
 
 namespace idempay::domain {
 
-std::string encode(const OutboxEntry& e) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("id").string(e.id).key("paymentId").string(e.payment_id).key("merchant").string(e.merchant);
-  w.key("url").string(e.url);
-  w.key("body").string(e.body).key("attempts").number(e.attempts);
-  w.key("createdAt").number(e.created_at).key("nextAttemptAt").number(e.next_attempt_at);
-  w.key("lastStatus").number(e.last_status).key("lastError").string(e.last_error);
-  w.key("deadReason").string(e.dead_reason);
-  w.end_object();
-  return std::move(w).take();
-}
+namespace {
+
+const auto kOutboxFields = std::make_tuple(
+    IDEMPAY_FIELD("id", id), IDEMPAY_FIELD("paymentId", payment_id), IDEMPAY_FIELD("merchant", merchant),
+    IDEMPAY_FIELD("url", url), IDEMPAY_FIELD("body", body), IDEMPAY_FIELD("attempts", attempts),
+    IDEMPAY_FIELD("createdAt", created_at), IDEMPAY_FIELD("nextAttemptAt", next_attempt_at),
+    IDEMPAY_FIELD("lastStatus", last_status), IDEMPAY_FIELD("lastError", last_error),
+    IDEMPAY_FIELD("deadReason", dead_reason));
+
+}  // namespace
+
+std::string encode(const OutboxEntry& e) { return fields::encode_object(e, kOutboxFields); }
 
 Result<OutboxEntry> decode_outbox(std::string_view json) {
-  auto doc = JsonValue::parse(json);
-  if (!doc) {
-    return tl::unexpected(doc.error());
+  auto e = fields::decode_object<OutboxEntry>(json, kOutboxFields, "outbox entry");
+  if (!e) {
+    return e;
   }
-  OutboxEntry e;
-  e.id = doc->string_or("id");
-  e.payment_id = doc->string_or("paymentId");
-  e.merchant = doc->string_or("merchant");
-  e.url = doc->string_or("url");
-  e.body = doc->string_or("body");
-  e.attempts = static_cast<int>(doc->int_or("attempts"));
-  e.created_at = doc->int_or("createdAt");
-  e.next_attempt_at = doc->int_or("nextAttemptAt");
-  e.last_status = static_cast<unsigned>(doc->int_or("lastStatus"));
-  e.last_error = doc->string_or("lastError");
-  e.dead_reason = doc->string_or("deadReason");
-  if (e.id.empty() || e.url.empty()) {
+  if (e->id.empty() || e->url.empty()) {
     return make_error(ErrorCode::kInternal, "outbox entry without id or url");
   }
   return e;

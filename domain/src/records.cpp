@@ -2,8 +2,7 @@
 
 #include <chrono>
 
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "fields.hpp"
 
 namespace idempay::domain {
 
@@ -26,79 +25,100 @@ std::pair<std::string, std::string> parse_recovery_key(std::string_view key) {
   return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
 }
 
-std::string encode(const PaymentRecord& r) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("state").string(to_string(r.state));
-  w.key("authorized").number(r.amounts.authorized);
-  w.key("settled").number(r.amounts.settled);
-  w.key("refunded").number(r.amounts.refunded);
-  w.key("currency").string(r.currency).key("paymentMethod").string(r.payment_method);
-  w.key("orderId").string(r.order_id).key("reference").string(r.reference);
-  w.key("transactionId").string(r.transaction_id).key("merchant").string(r.merchant);
-  w.key("owner").string(r.owner).key("acquirerRoute").string(r.acquirer_route);
-  w.key("fingerprint").string(r.fingerprint).key("callbackUrl").string(r.callback_url);
-  w.key("card").begin_object();
-  w.key("bin").string(r.card.bin).key("last4").string(r.card.last4);
-  w.key("length").number(r.card.number_length);
-  w.key("expMonth").string(r.card.expiration_month).key("expYear").string(r.card.expiration_year);
-  w.end_object();
-  w.key("tid").string(r.tid).key("nsu").string(r.nsu);
-  w.key("authorizationId").string(r.authorization_id).key("acquirer").string(r.acquirer);
-  w.key("response").string(r.response);
-  w.key("acquirerRevision").number(r.acquirer_revision).key("callbacks").number(r.callbacks);
-  w.key("document");
-  acquirer::write_document(w, r.document);
-  w.key("posPhase").string(r.pos_phase).key("terminalSerial").string(r.terminal_serial);
-  w.key("createdAt").number(r.created_at).key("updatedAt").number(r.updated_at);
-  w.end_object();
-  return std::move(w).take();
-}
+namespace {
+
+const auto kCardFields = std::make_tuple(  //
+    IDEMPAY_FIELD("bin", bin), IDEMPAY_FIELD("last4", last4), IDEMPAY_FIELD("length", number_length),
+    IDEMPAY_FIELD("expMonth", expiration_month), IDEMPAY_FIELD("expYear", expiration_year));
+
+// What the shopper needs, as the payment record stores it (the same names as the acquirer's
+// wire format used when it was first stored, but the store's own table: the wire may change).
+const auto kDocumentFields = std::make_tuple(
+    IDEMPAY_FIELD("paymentUrl", payment_url), IDEMPAY_FIELD("pixCode", pix_code),
+    IDEMPAY_FIELD("pixQrPng", pix_qr_png), IDEMPAY_FIELD("boletoBarcode", boleto_barcode),
+    IDEMPAY_FIELD("boletoLine", boleto_line), IDEMPAY_FIELD("boletoLineFormatted", boleto_line_formatted),
+    IDEMPAY_FIELD("expiresIn", expires_in_seconds), IDEMPAY_FIELD("cardBrand", card_brand),
+    IDEMPAY_FIELD("firstDigits", first_digits), IDEMPAY_FIELD("lastDigits", last_digits));
+
+// The stored payment. Field names and order are those of the records already on disk.
+const auto kPaymentFields = std::make_tuple(
+    IDEMPAY_FIELD("state", state), IDEMPAY_FIELD("authorized", amounts.authorized),
+    IDEMPAY_FIELD("settled", amounts.settled), IDEMPAY_FIELD("refunded", amounts.refunded),
+    IDEMPAY_FIELD("currency", currency), IDEMPAY_FIELD("paymentMethod", payment_method),
+    IDEMPAY_FIELD("orderId", order_id), IDEMPAY_FIELD("reference", reference),
+    IDEMPAY_FIELD("transactionId", transaction_id), IDEMPAY_FIELD("merchant", merchant),
+    IDEMPAY_FIELD("owner", owner), IDEMPAY_FIELD("acquirerRoute", acquirer_route),
+    IDEMPAY_FIELD("fingerprint", fingerprint), IDEMPAY_FIELD("callbackUrl", callback_url),
+    IDEMPAY_FIELD("card", card), IDEMPAY_FIELD("tid", tid), IDEMPAY_FIELD("nsu", nsu),
+    IDEMPAY_FIELD("authorizationId", authorization_id), IDEMPAY_FIELD("acquirer", acquirer),
+    IDEMPAY_FIELD("response", response), IDEMPAY_FIELD("acquirerRevision", acquirer_revision),
+    IDEMPAY_FIELD("callbacks", callbacks), IDEMPAY_FIELD("document", document),
+    IDEMPAY_FIELD("posPhase", pos_phase), IDEMPAY_FIELD("terminalSerial", terminal_serial),
+    IDEMPAY_FIELD("createdAt", created_at), IDEMPAY_FIELD("updatedAt", updated_at));
+
+const auto kOperationFields = std::make_tuple(
+    IDEMPAY_FIELD("kind", kind), IDEMPAY_FIELD("phase", phase), IDEMPAY_FIELD("paymentId", payment_id),
+    IDEMPAY_FIELD("fingerprint", fingerprint),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("acquirerKey", acquirer_key),  // absent: stored before scoped requestIds
+    IDEMPAY_FIELD("amount", amount), IDEMPAY_FIELD("httpStatus", http_status), IDEMPAY_FIELD("response", response),
+    IDEMPAY_FIELD("updatedAt", updated_at));
+
+}  // namespace
+
+}  // namespace idempay::domain
+
+namespace idempay::domain::fields {
+
+template <>
+struct Codec<PaymentState> {
+  static void write(JsonWriter& w, PaymentState v) { w.string(to_string(v)); }
+  static bool read(const JsonValue& object, std::string_view name, PaymentState& v) {
+    auto state = payment_state_from_string(object.string_or(name));
+    if (state) {
+      v = *state;
+    }
+    return state.has_value();
+  }
+};
+
+template <>
+struct Codec<ppp::OperationKind> {
+  static void write(JsonWriter& w, ppp::OperationKind v) { w.string(ppp::to_string(v)); }
+  static bool read(const JsonValue& object, std::string_view name, ppp::OperationKind& v) {
+    std::string kind = object.string_or(name);
+    for (auto k : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
+      if (ppp::to_string(k) == kind) {
+        v = k;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+template <>
+struct Codec<OperationPhase> {
+  static void write(JsonWriter& w, OperationPhase v) { w.string(v == OperationPhase::kDone ? "done" : "processing"); }
+  static bool read(const JsonValue& object, std::string_view name, OperationPhase& v) {
+    v = object.string_or(name) == "done" ? OperationPhase::kDone : OperationPhase::kProcessing;
+    return true;
+  }
+};
+
+template <>
+struct Codec<CardSummary> : NestedCodec<CardSummary, kCardFields> {};
+
+template <>
+struct Codec<acquirer::PaymentDocument> : NestedCodec<acquirer::PaymentDocument, kDocumentFields> {};
+
+}  // namespace idempay::domain::fields
+
+namespace idempay::domain {
+
+std::string encode(const PaymentRecord& r) { return fields::encode_object(r, kPaymentFields); }
 
 Result<PaymentRecord> decode_payment(std::string_view json) {
-  auto doc = JsonValue::parse(json);
-  if (!doc) {
-    return tl::unexpected(doc.error());
-  }
-  auto state = payment_state_from_string(doc->string_or("state"));
-  if (!state) {
-    return make_error(ErrorCode::kInternal, "stored payment has an unknown state");
-  }
-  PaymentRecord r;
-  r.state = *state;
-  r.amounts = Amounts{doc->int_or("authorized"), doc->int_or("settled"), doc->int_or("refunded")};
-  r.currency = doc->string_or("currency");
-  r.payment_method = doc->string_or("paymentMethod");
-  r.order_id = doc->string_or("orderId");
-  r.reference = doc->string_or("reference");
-  r.transaction_id = doc->string_or("transactionId");
-  r.merchant = doc->string_or("merchant");
-  r.owner = doc->string_or("owner");
-  r.acquirer_route = doc->string_or("acquirerRoute");
-  r.fingerprint = doc->string_or("fingerprint");
-  r.callback_url = doc->string_or("callbackUrl");
-  if (const JsonValue* card = doc->find("card"); card != nullptr) {
-    r.card.bin = card->string_or("bin");
-    r.card.last4 = card->string_or("last4");
-    r.card.number_length = static_cast<int>(card->int_or("length"));
-    r.card.expiration_month = card->string_or("expMonth");
-    r.card.expiration_year = card->string_or("expYear");
-  }
-  r.tid = doc->string_or("tid");
-  r.nsu = doc->string_or("nsu");
-  r.authorization_id = doc->string_or("authorizationId");
-  r.acquirer = doc->string_or("acquirer");
-  r.response = doc->string_or("response");
-  r.acquirer_revision = doc->int_or("acquirerRevision");
-  r.callbacks = doc->int_or("callbacks");
-  if (const JsonValue* d = doc->find("document"); d != nullptr) {
-    r.document = acquirer::read_document(*d);
-  }
-  r.pos_phase = doc->string_or("posPhase");
-  r.terminal_serial = doc->string_or("terminalSerial");
-  r.created_at = doc->int_or("createdAt");
-  r.updated_at = doc->int_or("updatedAt");
-  return r;
+  return fields::decode_object<PaymentRecord>(json, kPaymentFields, "payment");
 }
 
 std::string operation_key(const std::string& payment_id, const std::string& request_id) {
@@ -110,47 +130,10 @@ std::string_view request_id_of(std::string_view operation_key) {
   return slash == std::string_view::npos ? operation_key : operation_key.substr(slash + 1);
 }
 
-std::string encode(const OperationRecord& r) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("kind").string(ppp::to_string(r.kind));
-  w.key("phase").string(r.phase == OperationPhase::kDone ? "done" : "processing");
-  w.key("paymentId").string(r.payment_id).key("fingerprint").string(r.fingerprint);
-  if (!r.acquirer_key.empty()) {
-    w.key("acquirerKey").string(r.acquirer_key);
-  }
-  w.key("amount").number(r.amount).key("httpStatus").number(r.http_status);
-  w.key("response").string(r.response).key("updatedAt").number(r.updated_at);
-  w.end_object();
-  return std::move(w).take();
-}
+std::string encode(const OperationRecord& r) { return fields::encode_object(r, kOperationFields); }
 
 Result<OperationRecord> decode_operation(std::string_view json) {
-  auto doc = JsonValue::parse(json);
-  if (!doc) {
-    return tl::unexpected(doc.error());
-  }
-  OperationRecord r;
-  std::string kind = doc->string_or("kind");
-  bool known = false;
-  for (auto k : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
-    if (ppp::to_string(k) == kind) {
-      r.kind = k;
-      known = true;
-    }
-  }
-  if (!known) {
-    return make_error(ErrorCode::kInternal, "stored operation has an unknown kind");
-  }
-  r.phase = doc->string_or("phase") == "done" ? OperationPhase::kDone : OperationPhase::kProcessing;
-  r.payment_id = doc->string_or("paymentId");
-  r.fingerprint = doc->string_or("fingerprint");
-  r.acquirer_key = doc->string_or("acquirerKey");
-  r.amount = doc->int_or("amount");
-  r.http_status = static_cast<unsigned>(doc->int_or("httpStatus"));
-  r.response = doc->string_or("response");
-  r.updated_at = doc->int_or("updatedAt");
-  return r;
+  return fields::decode_object<OperationRecord>(json, kOperationFields, "operation");
 }
 
 }  // namespace idempay::domain
