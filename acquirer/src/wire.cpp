@@ -47,6 +47,32 @@ std::optional<ppp::OperationKind> kind_of(std::string_view s) {
   return std::nullopt;
 }
 
+// The JSON form of a PaymentDocument on the wire (the connector stores its own: domain/).
+void write_document(JsonWriter& w, const PaymentDocument& d) {
+  w.begin_object();
+  w.key("paymentUrl").string(d.payment_url).key("pixCode").string(d.pix_code).key("pixQrPng").string(d.pix_qr_png);
+  w.key("boletoBarcode").string(d.boleto_barcode).key("boletoLine").string(d.boleto_line);
+  w.key("boletoLineFormatted").string(d.boleto_line_formatted).key("expiresIn").number(d.expires_in_seconds);
+  w.key("cardBrand").string(d.card_brand).key("firstDigits").string(d.first_digits);
+  w.key("lastDigits").string(d.last_digits);
+  w.end_object();
+}
+
+PaymentDocument read_document(const JsonValue& d) {
+  PaymentDocument out;
+  out.payment_url = d.string_or("paymentUrl");
+  out.pix_code = d.string_or("pixCode");
+  out.pix_qr_png = d.string_or("pixQrPng");
+  out.boleto_barcode = d.string_or("boletoBarcode");
+  out.boleto_line = d.string_or("boletoLine");
+  out.boleto_line_formatted = d.string_or("boletoLineFormatted");
+  out.expires_in_seconds = d.int_or("expiresIn");
+  out.card_brand = d.string_or("cardBrand");
+  out.first_digits = d.string_or("firstDigits");
+  out.last_digits = d.string_or("lastDigits");
+  return out;
+}
+
 }  // namespace
 
 std::string encode(const AuthorizeCall& c) {
@@ -202,32 +228,3 @@ Result<OperationOutcome> decode_operation_outcome(std::string_view json) {
 }
 
 }  // namespace idempay::acquirer::wire
-
-namespace idempay::acquirer {
-
-void write_document(JsonWriter& w, const PaymentDocument& d) {
-  w.begin_object();
-  w.key("paymentUrl").string(d.payment_url).key("pixCode").string(d.pix_code).key("pixQrPng").string(d.pix_qr_png);
-  w.key("boletoBarcode").string(d.boleto_barcode).key("boletoLine").string(d.boleto_line);
-  w.key("boletoLineFormatted").string(d.boleto_line_formatted).key("expiresIn").number(d.expires_in_seconds);
-  w.key("cardBrand").string(d.card_brand).key("firstDigits").string(d.first_digits);
-  w.key("lastDigits").string(d.last_digits);
-  w.end_object();
-}
-
-PaymentDocument read_document(const JsonValue& d) {
-  PaymentDocument out;
-  out.payment_url = d.string_or("paymentUrl");
-  out.pix_code = d.string_or("pixCode");
-  out.pix_qr_png = d.string_or("pixQrPng");
-  out.boleto_barcode = d.string_or("boletoBarcode");
-  out.boleto_line = d.string_or("boletoLine");
-  out.boleto_line_formatted = d.string_or("boletoLineFormatted");
-  out.expires_in_seconds = d.int_or("expiresIn");
-  out.card_brand = d.string_or("cardBrand");
-  out.first_digits = d.string_or("firstDigits");
-  out.last_digits = d.string_or("lastDigits");
-  return out;
-}
-
-}  // namespace idempay::acquirer

@@ -100,9 +100,10 @@ private:
 
   // Runs `read` with memory-only lookups and `then` with its result at once; if a lookup needs
   // the disk, runs `read` again on a store reader thread and `then` later, in this actor.
-  template <class T>
-  void read_then(std::function<std::optional<T>(const Lookup&)> read, std::function<void(T)> then) {
-    if (auto now = read(memory_lookup(*ctx_.store))) {
+  // Templates, not std::function: the common, in-memory path allocates nothing.
+  template <class T, class Read, class Then>
+  void read_then(Read read, Then then) {
+    if (std::optional<T> now = read(memory_lookup(*ctx_.store))) {
       return then(std::move(*now));
     }
     auto back = in_actor<T>(std::move(then));
@@ -256,8 +257,17 @@ private:
   Reply request_conflict(const ppp::OperationRequest& req) const;
 
   // Looks up this payment's operation under `request_id` on a reader thread, then runs `then`.
-  void load_operation(const std::string& request_id,
-                      std::function<void(Result<std::optional<StoredOperation>>)> then);
+  template <class Then>
+  void load_operation(const std::string& request_id, Then then) {
+    if (!record_) {
+      return then(Result<std::optional<StoredOperation>>());  // no payment, no operations of it
+    }
+    read_then<Result<std::optional<StoredOperation>>>(
+        [id = id_, request_id, legacy = record_->owner.empty()](const Lookup& get) {
+          return read_operation(get, id, request_id, legacy);
+        },
+        std::move(then));
+  }
 
   // on_operate once the actor is reserved for `cmd` and its stored operation, if any, is read.
   void operate_with(OperateCommand cmd, std::string fingerprint, Result<std::optional<StoredOperation>> stored);

@@ -72,18 +72,6 @@ void PaymentActor::operate_with(OperateCommand cmd, std::string fingerprint,
   write_operation_intent(std::move(cmd.request), std::move(fingerprint));
 }
 
-void PaymentActor::load_operation(const std::string& request_id,
-                                  std::function<void(Result<std::optional<StoredOperation>>)> then) {
-  if (!record_) {
-    return then(std::optional<StoredOperation>());  // no payment, no operations of it
-  }
-  read_then<Result<std::optional<StoredOperation>>>(
-      [id = id_, request_id, legacy = record_->owner.empty()](const Lookup& get) {
-        return read_operation(get, id, request_id, legacy);
-      },
-      std::move(then));
-}
-
 Reply PaymentActor::request_conflict(const ppp::OperationRequest& req) const {
   return error_reply(400, "request-conflict",
                      "requestId " + req.request_id + " was already used for a different operation");

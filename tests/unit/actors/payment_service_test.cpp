@@ -424,6 +424,58 @@ TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
   EXPECT_EQ(store.outside(), 0) << "reads made on an actor's worker";
 }
 
+// Every read needs "the disk", and reads wait at a gate until the test opens it.
+class GatedStore final : public storage::Store {
+public:
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
+    return inner_->get(ks, key);
+  }
+  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace,
+                                                                            std::string_view) override {
+    return std::nullopt;
+  }
+  void read_async(std::function<void(storage::Store&)> job) override {
+    inner_->read_async([this, job](storage::Store&) {
+      gate_.wait();
+      job(*this);
+    });
+  }
+  void commit(storage::Batch batch, storage::CommitCallback done) override { inner_->commit(std::move(batch), std::move(done)); }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
+                                                                        size_t limit) override {
+    return inner_->scan(ks, prefix, limit);
+  }
+  void open() { opened_.set_value(); }
+
+private:
+  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
+  std::promise<void> opened_;
+  std::shared_future<void> gate_ = opened_.get_future().share();
+};
+
+// A payment actor waiting for its record is not idle: offered retirement again and again
+// while the read is held up, it keeps the commands that arrived meanwhile and answers them.
+TEST(PaymentServiceReadsTest, AnActorWaitingForItsRecordNeverRetires) {
+  GatedStore store;
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
+  ServiceOptions options;
+  options.idle_timeout = std::chrono::milliseconds(1);
+  PaymentService service(store, stub, transport, options);
+  ASSERT_TRUE(service.start());
+  std::promise<Reply> first, second;
+  service.create_payment(create_request("gated"), "shop", [&first](Reply r) { first.set_value(std::move(r)); });
+  service.create_payment(create_request("gated"), "shop", [&second](Reply r) { second.set_value(std::move(r)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // dozens of idle offers
+  store.open();
+  Reply a = first.get_future().get();
+  Reply b = second.get_future().get();
+  EXPECT_EQ(a.status, 200u);
+  EXPECT_EQ(b.status, 200u);
+  EXPECT_EQ(a.body, b.body);
+  service.shutdown();
+}
+
 // A store that refuses every commit: nothing may be reported as done.
 class FailingStore final : public storage::Store {
 public:

@@ -8,8 +8,6 @@
 
 #include "idempay/protocol/card.hpp"
 #include "idempay/protocol/error.hpp"
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/money.hpp"
 #include "idempay/protocol/ppp.hpp"
 
@@ -32,10 +30,6 @@ struct PaymentDocument {
   std::string first_digits;
   std::string last_digits;
 };
-
-/// JSON form of a PaymentDocument (the wire format and the connector's records share it).
-void write_document(JsonWriter& w, const PaymentDocument& d);
-PaymentDocument read_document(const JsonValue& v);
 
 /// An authorization, idempotent on `key` (the paymentId): the acquirer charges at most once
 /// per key and answers every repeat with the same result.

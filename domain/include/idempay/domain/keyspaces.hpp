@@ -9,7 +9,7 @@ namespace idempay::domain {
 struct Space {
   static constexpr storage::Keyspace kPayments{0};
   static constexpr storage::Keyspace kOperations{1};
-  static constexpr storage::Keyspace kIdempotency{2};  ///< unused since v1; kept so that old stores open
+  static constexpr storage::Keyspace kIdempotency{2};  ///< no longer written; declared so that stores holding it still open
   static constexpr storage::Keyspace kInbox{3};
   static constexpr storage::Keyspace kOutbox{4};
   static constexpr storage::Keyspace kDeadLetters{5};
