@@ -34,17 +34,6 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
 class Directory;
 
-/// The token a POS payment's submitUrl carries: unguessable, tied to the payment, checked in
-/// constant time before the payment is looked up.
-std::string pos_link_token(const std::string& key, const std::string& payment_id);
-bool pos_link_token_matches(const std::string& key, const std::string& payment_id, std::string_view token);
-
-/// The answer to a terminal submission for a payment that does not exist, is not a POS
-/// payment, or was named with a wrong token: one answer for all three.
-inline Reply no_pos_payment(const std::string& payment_id) {
-  return Reply{404, ppp::write_error("not-found", "no POS payment " + payment_id)};
-}
-
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
 class ReplySink {
@@ -131,15 +120,12 @@ std::function<void(T)> in_actor(caf::event_based_actor* self, std::function<void
 struct ActorContext {
   storage::Store* store = nullptr;
   AcquirerRoutes* acquirers = nullptr;
-  std::string fingerprint_key;
+  CoreConfig core;  ///< what the configuration contributes to a payment's decisions
   std::chrono::milliseconds idle_timeout{30'000};
   CallbackTransport* transport = nullptr;
   CallbackOptions callbacks;
-  std::string public_url;
   std::chrono::milliseconds reconcile_base{1'000};  ///< first background status retry
   int reconcile_attempts = 5;                       ///< then the record is orphaned
-  std::string legacy_owner;  ///< owns the payments stored before owners were recorded
-  std::string pos_link_key;  ///< signs the token of each POS payment's submitUrl
   Directory* directory = nullptr;  ///< where every payment's actor is found
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };

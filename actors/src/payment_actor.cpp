@@ -12,7 +12,7 @@ caf::behavior PaymentActor::behavior() {
   self_->attach_functor([me, addr = self_->address()] {
     me->flush_audit(true);  // entries buffered when the actor retires or the service stops
     me->release_waiters();
-    me->ctx_.directory->forget(me->id_, addr);
+    me->ctx_.directory->forget(me->id(), addr);
   });
   return {
       [me](create_atom, CreateCommand& cmd) {
@@ -53,8 +53,8 @@ caf::behavior PaymentActor::behavior() {
 void PaymentActor::release_waiters() {
   awaiting_load_.clear();
   deferred_.clear();
-  create_waiters_.clear();
-  op_waiters_.clear();
+  waiters_.clear();
+  on_finished_ = nullptr;
 }
 
 void PaymentActor::on_routed() { ++handled_; }
@@ -63,7 +63,7 @@ void PaymentActor::on_idle() {
   if (busy_ || !deferred_.empty() || reconcile_pending_ || loading_) {
     return;  // the directory offers again after another idle timeout
   }
-  if (ctx_.directory->try_retire(id_, self_->address(), handled_)) {
+  if (ctx_.directory->try_retire(id(), self_->address(), handled_)) {
     self_->quit();
   }
 }
@@ -77,7 +77,7 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
     return;
   }
   loading_ = true;
-  read_then<Result<PaymentSnapshot>>([id = id_](const Lookup& get) { return read_payment(get, id); },
+  read_then<Result<PaymentSnapshot>>([id = id()](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
                                        me->on_loaded(std::move(got));
                                      });
@@ -88,11 +88,11 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
   if (got) {
     if (!audit_buffer_.empty()) {
       // Chained to entries whose commit failed: storing them would leave a gap in the chain.
-      spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id_, audit_buffer_.size());
+      spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id(), audit_buffer_.size());
       audit_buffer_.clear();
     }
-    record_ = std::move(got->record);
-    etag_ = got->etag;
+    payment_.record = std::move(got->record);
+    payment_.etag = got->etag;
     audit_.reset(std::move(got->head));
     tally_ = std::move(got->tally);
     tally_changed_ = false;
@@ -108,20 +108,205 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
   load_failure_ = nullptr;
 }
 
-AuditEntry PaymentActor::entry(std::string kind, std::string ref, std::string fingerprint,
-                               std::string_view before, std::string_view after, std::string detail) {
-  AuditEntry e;
-  e.kind = std::move(kind);
-  e.ref = std::move(ref);
-  e.fingerprint = std::move(fingerprint);
-  e.before = std::string(before);
-  e.after = std::string(after);
-  e.detail = std::move(detail);
-  return e;
+
+// -- carrying out decisions ---------------------------------------------------------------------
+
+void PaymentActor::answer_now(Decision d, const ReplySink& sink) {
+  for (auto& e : d.noted) {
+    audit_now(std::move(e));
+  }
+  if (d.answer) {
+    sink.deliver(std::move(*d.answer));
+  }
 }
 
+namespace {
+
+// Where `batch` writes `key` in `space`: its new etag has the same position in the result.
+std::optional<size_t> position_of(const storage::Batch& batch, storage::Keyspace space, const std::string& key) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].keyspace == space && batch[i].key == key) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void PaymentActor::carry_out(Decision d, const char* crash_at) {
+  for (auto& e : std::exchange(d.noted, {})) {
+    audit_now(std::move(e));
+  }
+  if (!d.commits()) {
+    return perform(std::move(d));
+  }
+  storage::Batch batch;
+  for (auto& e : std::exchange(d.audit, {})) {
+    audit(batch, std::move(e));
+  }
+  std::move(d.writes.begin(), d.writes.end(), std::back_inserter(batch));
+  d.writes.clear();
+  auto payment_at = position_of(batch, Space::kPayments, id());
+  std::optional<size_t> operation_at;
+  if (d.operation && d.operation->etag == 0) {
+    operation_at = position_of(batch, Space::kOperations, d.operation->key);
+  }
+  ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), d = std::move(d),
+                                                                        payment_at, operation_at,
+                                                                        crash_at](storage::CommitResult res) mutable {
+                       if (!res) {
+                         return me->abandon(res.error());
+                       }
+                       if (d.record && payment_at) {
+                         me->payment_.record = std::move(d.record);
+                         me->payment_.etag = (*res)[*payment_at];
+                       }
+                       if (operation_at) {
+                         d.operation->etag = (*res)[*operation_at];
+                       }
+                       if (d.callback) {  // durable now: the dispatcher may attempt it
+                         caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, std::move(*d.callback));
+                       }
+                       if (crash_at != nullptr) {
+                         fault::crash_point(crash_at);
+                       }
+                       me->perform(std::move(d));
+                     }));
+}
+
+void PaymentActor::perform(Decision d) {
+  switch (d.next) {
+    case Next::kEnd:
+      if (d.answer) {
+        reply_all(*d.answer);
+      }
+      return finish();
+    case Next::kReconcileLater:
+      if (d.answer) {
+        reply_all(*d.answer);
+        told_undefined_ = true;
+      }
+      finish();
+      return schedule_reconcile();
+    case Next::kAuthorize:
+      return call_authorize();
+    case Next::kAskStatus:
+      return ask_status();
+    case Next::kOperate:
+      return call_operation(std::move(*d.operation));
+  }
+}
+
+void PaymentActor::call_authorize() {
+  acquirer::AuthorizeCall call;
+  const auto& request = *inflight_create_;
+  call.key = id();
+  call.amount = request.value;
+  call.currency = request.currency;
+  call.payment_method = request.payment_method;
+  call.merchant_name = request.merchant_name;
+  call.terminal_serial = record().terminal_serial;
+  call.card = std::move(inflight_create_->card);  // card data lives only in this call
+  payment_acquirer().authorize(
+      std::move(call), in_actor<Result<acquirer::Authorization>>([me = shared_from_this()](
+                                                                      Result<acquirer::Authorization> result) {
+        if (!result) {
+          // Outcome unknown: the record stays unresolved, the callers hear "undefined", and
+          // the acquirer's status call under the same key settles it in the background.
+          spdlog::warn("payment {}: acquirer call failed: {}", me->id(), result.error().message);
+          return me->carry_out(authorize_failed(me->payment_, result.error(), me->inflight_merchant_));
+        }
+        fault::crash_point("after-acquirer");
+        me->carry_out(authorized(me->payment_, *result, {me->flow_ == Flow::kBackground, me->told_undefined_},
+                                 me->ctx_.core, now_unix_ms()),
+                      "after-result");
+      }));
+}
+
+void PaymentActor::ask_status() {
+  payment_acquirer().status(id(), in_actor<Result<std::optional<acquirer::Authorization>>>(
+                                      [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {
+                                        me->on_status(std::move(r));
+                                      }));
+}
+
+void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> status) {
+  int64_t now = now_unix_ms();
+  bool found = status && *status;
+  if (found && flow_ != Flow::kRefresh) {
+    fault::crash_point("after-acquirer");
+  }
+  switch (flow_) {
+    case Flow::kRefresh:
+      return carry_out(refreshed(payment_, status, ctx_.core, now));
+    case Flow::kBackground: {
+      Decision d = background_status(payment_, status, ctx_.core, now);
+      if (d.next == Next::kReconcileLater) {
+        ++reconcile_attempts_;
+      } else if (found) {
+        reconcile_attempts_ = 0;
+      }
+      return carry_out(std::move(d), found ? "after-result" : nullptr);
+    }
+    default:
+      return carry_out(create_status(payment_, status, {false, told_undefined_}, inflight_merchant_, ctx_.core, now),
+                       found ? "after-result" : nullptr);
+  }
+}
+
+void PaymentActor::call_operation(PendingOperation op) {
+  // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
+  std::string key = op.record.acquirer_key.empty() ? op.request.request_id : op.record.acquirer_key;
+  acquirer::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount};
+  payment_acquirer().operate(std::move(call), in_actor<Result<acquirer::OperationOutcome>>(
+                                                  [me = shared_from_this(), op](Result<acquirer::OperationOutcome> r) {
+                                                    if (!r) {
+                                                      spdlog::warn("payment {}: acquirer {} failed: {}", me->id(),
+                                                                   ppp::to_string(op.request.kind), r.error().message);
+                                                    }
+                                                    me->carry_out(operation_done(me->payment_, op, r, now_unix_ms()));
+                                                  }));
+}
+
+void PaymentActor::finish() {
+  busy_ = false;
+  flow_ = Flow::kNone;
+  waiters_.clear();
+  inflight_create_.reset();
+  inflight_request_id_.clear();
+  inflight_fingerprint_.clear();
+  inflight_merchant_.clear();
+  if (auto done = std::exchange(on_finished_, nullptr)) {
+    done();
+  }
+  while (!busy_ && !deferred_.empty()) {
+    auto next = std::move(deferred_.front());
+    deferred_.pop_front();
+    next();
+  }
+}
+
+void PaymentActor::reply_all(const Reply& reply) {
+  for (auto& s : waiters_) {
+    s.deliver(reply);
+  }
+}
+
+void PaymentActor::abandon(const Error& e) {
+  // A storage outage is logged once, by the store, not once per request it refuses.
+  spdlog::log(e.code == ErrorCode::kUnavailable ? spdlog::level::debug : spdlog::level::warn, "payment {}: {}", id(),
+              e.message);
+  reply_all(error_reply(e.code == ErrorCode::kConflict ? Error{ErrorCode::kUnavailable, "concurrent update; retry"}
+                                                       : e));
+  loaded_ = false;
+  finish();
+}
+
+// -- audit trail ----------------------------------------------------------------------------------
+
 void PaymentActor::audit_now(AuditEntry e) {
-  if (!record_) {
+  if (!payment_.record) {
     return;  // no chain for a payment that does not exist
   }
   // Bounded, so that a long burst still reaches the store as it goes.
@@ -134,7 +319,7 @@ void PaymentActor::audit_now(AuditEntry e) {
       seal_tally();
     }
   } else {
-    audit_.append(id_, std::move(e), audit_buffer_);
+    audit_.append(id(), std::move(e), audit_buffer_);
   }
   if (audit_buffer_.size() > kMaxBufferedEntries) {  // the entries and one chain head
     flush_audit();
@@ -144,8 +329,8 @@ void PaymentActor::audit_now(AuditEntry e) {
 }
 
 void PaymentActor::seal_tally() {
-  audit_.append(id_, entry("arrivals_counted", id_, {}, {}, {}, tally_.encode()), audit_buffer_);
-  audit_buffer_.push_back({Space::kAudit, audit_tally_key(id_), std::nullopt, std::nullopt, true});
+  audit_.append(id(), audit_entry("arrivals_counted", id(), {}, {}, {}, tally_.encode()), audit_buffer_);
+  audit_buffer_.push_back({Space::kAudit, audit_tally_key(id()), std::nullopt, std::nullopt, true});
   tally_ = ArrivalTally{};
   tally_changed_ = false;
 }
@@ -155,7 +340,7 @@ void PaymentActor::flush_audit(bool seal) {
     seal_tally();
   } else if (tally_changed_) {
     // One key rewritten per burst: the counts survive a crash as the buffered entries would.
-    audit_buffer_.push_back({Space::kAudit, audit_tally_key(id_), tally_.encode(), std::nullopt, true});
+    audit_buffer_.push_back({Space::kAudit, audit_tally_key(id()), tally_.encode(), std::nullopt, true});
     tally_changed_ = false;
   }
   if (audit_buffer_.empty()) {
@@ -173,38 +358,6 @@ void PaymentActor::flush_audit(bool seal) {
       on_failure(r.error());
     }
   });
-}
-
-void PaymentActor::finish() {
-  busy_ = false;
-  background_ = false;
-  create_waiters_.clear();
-  op_waiters_.clear();
-  inflight_request_id_.clear();
-  inflight_merchant_.clear();
-  inflight_op_key_.clear();
-  while (!busy_ && !deferred_.empty()) {
-    auto next = std::move(deferred_.front());
-    deferred_.pop_front();
-    next();
-  }
-}
-
-void PaymentActor::reply_all(std::vector<ReplySink>& sinks, const Reply& reply) {
-  for (auto& s : sinks) {
-    s.deliver(reply);
-  }
-}
-
-void PaymentActor::abandon(std::vector<ReplySink>& sinks, const Error& e) {
-  // A storage outage is logged once, by the store, not once per request it refuses.
-  spdlog::log(e.code == ErrorCode::kUnavailable ? spdlog::level::debug : spdlog::level::warn, "payment {}: {}", id_,
-              e.message);
-  reply_all(sinks, error_reply(e.code == ErrorCode::kConflict
-                                   ? Error{ErrorCode::kUnavailable, "concurrent update; retry"}
-                                   : e));
-  loaded_ = false;
-  finish();
 }
 
 caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id) {

@@ -1,71 +1,58 @@
 #pragma once
-// One actor per paymentId serialises everything that happens to that payment. Each request
-// runs as a chain of steps; a step that waits (a storage commit, an acquirer call) resumes
-// through a Continuation message, so no worker thread ever blocks and other messages keep
-// flowing: replays are answered at once, overlapping creates join the call in flight, and
-// other mutations wait their turn in `deferred_`. The steps live in four files:
-// payment_actor.cpp (plumbing, loading, audit), payment_create.cpp (Create Payment, POS, the
-// answers), payment_outcomes.cpp (webhooks, refreshes, reconciliation, recovery) and
-// payment_operations.cpp (cancel, settle, refund).
-#include <algorithm>
+// One actor per paymentId serialises everything that happens to that payment. It is the shell
+// around the payment's decisions (domain/payment_core.hpp): it loads the record, asks the core
+// what a command does, commits the decision, performs its effects, and feeds each result back
+// to the core. A step that waits (a store read, a commit, an acquirer call) resumes through a
+// Continuation message, so no worker ever blocks and other messages keep flowing: stored
+// answers are given at once, overlapping creates join the call in flight, and other mutations
+// wait their turn in `deferred_`.
+//
+// payment_actor.cpp holds the plumbing (loading, audit, carrying out decisions);
+// payment_commands.cpp the commands, one handler each.
 #include <deque>
 
 #include <spdlog/spdlog.h>
 
 #include "idempay/domain/audit.hpp"
-#include "idempay/protocol/fault.hpp"
-#include "idempay/protocol/methods.hpp"
-#include "idempay/protocol/json_writer.hpp"
-#include "messages.hpp"
+#include "idempay/domain/payment_core.hpp"
 #include "idempay/domain/payment_reads.hpp"
-#include "idempay/domain/records.hpp"
+#include "idempay/protocol/fault.hpp"
+#include "messages.hpp"
 
 namespace idempay::actors {
-
-using storage::Keyspace;
-
-inline Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
-  return Reply{status, ppp::write_error(code, message)};
-}
-
-inline Reply error_reply(const Error& e) {
-  switch (e.code) {
-    case ErrorCode::kNotFound:
-      return error_reply(404, to_string(e.code), e.message);
-    case ErrorCode::kInvalidArgument:
-    case ErrorCode::kConflict:
-    case ErrorCode::kIllegalState:
-      return error_reply(400, to_string(e.code), e.message);
-    case ErrorCode::kUnavailable:
-      return error_reply(503, to_string(e.code), e.message);
-    default:
-      return error_reply(500, to_string(e.code), e.message);
-  }
-}
-
-/// `e`, attributed to the merchant that acted.
-inline AuditEntry by(std::string merchant, AuditEntry e) {
-  e.merchant = std::move(merchant);
-  return e;
-}
 
 class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
 public:
   PaymentActor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id)
-      : self_(self), ctx_(*context), id_(std::move(payment_id)) {}
+      : self_(self), ctx_(*context) {
+    payment_.id = std::move(payment_id);
+  }
 
   caf::behavior behavior();
 
 private:
-  // -- plumbing ----------------------------------------------------------------------------
+  // The mutation in flight, if any: who started it decides who hears its outcome.
+  enum class Flow : uint8_t {
+    kNone,
+    kCreate,      ///< a Create Payment; overlapping identical ones join it
+    kOperation,   ///< cancel, settle, refund (joined by the same requestId)
+    kEvent,       ///< an acquirer webhook
+    kTerminal,    ///< a POS terminal submission
+    kRefresh,     ///< an inbound status request
+    kBackground,  ///< reconciliation or recovery: nobody waits
+  };
 
-  void release_waiters();
+  // -- plumbing ----------------------------------------------------------------------------
 
   template <class T>
   std::function<void(T)> in_actor(std::function<void(T)> fn) {
     return actors::in_actor<T>(self_, std::move(fn));
   }
 
+  const std::string& id() const { return payment_.id; }
+  const PaymentRecord& record() const { return *payment_.record; }
+
+  void release_waiters();
   void on_routed();
 
   // Offered by the directory after an idle timeout without messages: retire only when
@@ -74,9 +61,9 @@ private:
 
   // -- loading: every store read runs on the store's reader threads, never on this worker ----
 
-  // Runs `again` once the payment is loaded. Commands start with `if (!loaded_) return
-  // when_loaded(...)`: the first one starts the load, later ones queue behind it in arrival
-  // order; while a failed load is reported, `sink` gets the failure instead.
+  // Runs `again` once the payment is loaded. The first command starts the load, later ones
+  // queue behind it in arrival order; while a failed load is reported, `sink` gets the
+  // failure instead.
   void when_loaded(const ReplySink& sink, std::function<void()> again);
   void on_loaded(Result<PaymentSnapshot> got);
 
@@ -87,9 +74,7 @@ private:
       return false;
     }
     ReplySink sink;
-    if constexpr (std::is_same_v<Command, NotifiedCommand>) {
-      // answers nobody
-    } else {
+    if constexpr (!std::is_same_v<Command, NotifiedCommand>) {
       sink = cmd.sink;
     }
     when_loaded(sink, [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable {
@@ -112,10 +97,52 @@ private:
     });
   }
 
-  // -- audit trail ---------------------------------------------------------------------------
+  // Looks up this payment's operation under `request_id` on a reader thread, then runs `then`.
+  template <class Then>
+  void load_operation(const std::string& request_id, Then then) {
+    if (!payment_.record) {
+      return then(Result<std::optional<StoredOperation>>());  // no payment, no operations of it
+    }
+    read_then<Result<std::optional<StoredOperation>>>(
+        [id = id(), request_id, legacy = record().owner.empty()](const Lookup& get) {
+          return read_operation(get, id, request_id, legacy);
+        },
+        std::move(then));
+  }
 
-  static AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {},
-                          std::string_view before = {}, std::string_view after = {}, std::string detail = {});
+  // -- carrying out decisions ----------------------------------------------------------------
+
+  // Reserves the actor for a mutation started by `flow`, on behalf of `merchant` (empty: the
+  // acquirer or the connector). Who waits for its outcome joins `waiters_`.
+  void begin(Flow flow, std::string merchant = {});
+
+  // Answers a decision that needs no turn of the payment.
+  void answer_now(Decision d, const ReplySink& sink);
+
+  // Commits the decision (its audit entries chained ahead of its writes), then performs its
+  // effects; a failed commit answers the waiters with a retryable error instead. `crash_at`
+  // names the fault-injection point between the commit and the effects.
+  void carry_out(Decision d, const char* crash_at = nullptr);
+  void perform(Decision d);
+
+  void call_authorize();
+  void ask_status();
+  void call_operation(PendingOperation op);
+  void on_status(Result<std::optional<acquirer::Authorization>> status);
+
+  // Ends the current mutation and starts the next deferred one, if any.
+  void finish();
+
+  void reply_all(const Reply& reply);
+
+  // A commit failed: answer with a retryable error and forget the cached record, which may
+  // no longer match the store.
+  void abandon(const Error& e);
+
+  // Runs `again` once the mutation in flight has finished.
+  void defer(std::function<void()> again) { deferred_.push_back(std::move(again)); }
+
+  // -- audit trail ---------------------------------------------------------------------------
 
   // Adds an entry to a batch the caller commits next, attributed to the merchant whose
   // mutation is in flight unless it names one. Buffered entries are committed first, so that
@@ -125,7 +152,7 @@ private:
       e.merchant = inflight_merchant_;
     }
     flush_audit(true);  // counted arrivals are sealed before the entry that follows them
-    audit_.append(id_, std::move(e), batch);
+    audit_.append(id(), std::move(e), batch);
   }
 
   // For arrivals that change nothing (duplicates, refusals): the entry is buffered until the
@@ -138,178 +165,56 @@ private:
   void flush_audit(bool seal = false);
   void seal_tally();
 
-  // Ends the current mutation and starts the next deferred one, if any.
-  void finish();
-
-  void reply_all(std::vector<ReplySink>& sinks, const Reply& reply);
-
-  // Answers the operation or event in flight (and whoever joined it) and ends it.
-  void answer_and_finish(const Reply& reply) {
-    reply_all(op_waiters_, reply);
-    finish();
-  }
-
-  // A commit failed: answer with a retryable error and forget the cached record, which may
-  // no longer match the store.
-  void abandon(std::vector<ReplySink>& sinks, const Error& e);
-
-  // -- ownership -----------------------------------------------------------------------------
-
-  // The payment belongs to `merchant`; payments stored before owners were recorded belong to
-  // the legacy owner (the first merchant of the credentials file).
-  const std::string& owner() const { return record_->owner.empty() ? ctx_.legacy_owner : record_->owner; }
-  bool owned_by(const std::string& merchant) const { return owner() == merchant; }
-
-  // The acquirer this payment went to when it was created, with its owner's credentials.
-  acquirer::Acquirer& payment_acquirer() const { return ctx_.acquirers->acquirer(record_->acquirer_route, owner()); }
-
-  // What another merchant hears about a payment: exactly what a payment that does not exist
-  // answers, byte for byte.
-  Reply unknown_payment() const { return error_reply(404, "not-found", "unknown payment " + id_); }
-
-  // A Create Payment whose paymentId is taken, by another payment of the caller's or by
-  // another merchant's: one answer for both, so it tells nothing about the other payment.
-  Reply payment_conflict() const {
-    return error_reply(400, "payment-conflict", "paymentId " + id_ + " was already used for a different payment");
-  }
-
-  // -- Create Payment ----------------------------------------------------------------------
+  // -- commands (payment_commands.cpp) -------------------------------------------------------
 
   void on_create(CreateCommand cmd);
-
-  // -- POS (notes/ppp.md §10): identify terminal -> await terminal -> final ---------------
-
-  static constexpr std::string_view kIdentifyTerminal = "identify-terminal";
-  static constexpr std::string_view kAwaitPos = "await-pos";
-
-  // True when a Create Payment must do more than replay: the terminal is known but the charge
-  // has not started, or it started and its answer was never recorded (a crash in between).
-  bool pos_charge_due() const;
-
-  // The identify-terminal -> await-pos compare-and-swap: only its winner starts the charge.
-  void start_pos_charge(ppp::CreatePaymentRequest request);
-
   void on_terminal(TerminalCommand cmd);
-
-  // Persists the intent before the acquirer hears of the payment (put-if-absent).
-  void write_intent(ppp::CreatePaymentRequest request, std::string fingerprint);
-
-  // A record left `processing` (crash, acquirer failure): ask the acquirer what it did under
-  // this key; authorize (same key, so at most one charge) only if it never saw the payment.
-  void reconcile(ppp::CreatePaymentRequest request);
-
-  void call_authorize(ppp::CreatePaymentRequest request);
-
-  void on_authorized(Result<acquirer::Authorization> result);
-
-  // -- reconciliation: records whose acquirer outcome is not known -------------------------
-
-  // The answer while the outcome is unknown: "undefined", no identifiers yet.
-  std::string unresolved_response() const;
-
-  void schedule_reconcile();
-
-  void on_reconcile_tick();
-
-  // Asks the acquirer under the payment's own key; applies a known outcome (with a callback),
-  // leaves a payment the acquirer never saw for the gateway's retry, and retries a failed
-  // status call with backoff until the record is marked orphaned.
-  void reconcile_in_background(std::function<void()> done);
-
-  void mark_orphaned();
-
-  // Start-up recovery: finish operations left in flight (same requestId, so at most once at
-  // the acquirer), then reconcile the payment itself.
+  void on_operate(OperateCommand cmd);
+  void on_event(EventCommand cmd);
+  void on_refresh(RefreshCommand cmd);
   void on_recover(RecoverCommand cmd);
-
-  void resume_operation(const std::string& request_id);
-
   void on_notified(NotifiedCommand cmd);
 
-  // -- asynchronous outcomes: acquirer webhooks and refreshes ------------------------------
+  // Background reconciliation of an unknown outcome: status calls with backoff until the
+  // record is marked orphaned.
+  void schedule_reconcile();
+  void on_reconcile_tick();
+  void reconcile_in_background(std::function<void()> done);
+  void mark_orphaned();
+  void resume_operation(const std::string& request_id);
 
-  void on_event(EventCommand cmd);
-
-  // on_event once the actor is reserved for it and the inbox has said whether it was seen.
-  void apply_event(const AcquirerEvent& event, Result<std::optional<storage::Versioned>> seen);
-
-  void on_refresh(RefreshCommand cmd);
-
-  // Moves an `undefined` payment to its final state and queues the callback, in one batch with
-  // `extra` (the inbox record). A stale or non-final outcome changes nothing but `extra`.
-  // Replies `reply` to op_waiters_, or the current Create Payment answer if none is given.
-  void apply_outcome(const acquirer::Authorization& a, storage::Batch extra, std::optional<Reply> reply,
-                     const std::string& source, const std::string& source_hash);
-
-  OutboxEntry new_callback(PaymentRecord& r) const;
-
-  // The Create Payment answer for the record's state; identifiers come from the record, so
-  // they never change once issued (G2).
-  std::string create_response(const PaymentRecord& r, std::string_view code, std::string_view message) const;
-
-  // What the shopper needs while the payment is open, and the card fragments of a POS result.
-  void add_method_fields(const PaymentRecord& r, ppp::CreatePaymentResponse& out) const;
-
-  // -- cancel / settle / refund ------------------------------------------------------------
-
-  void on_operate(OperateCommand cmd);
-
-  Reply request_conflict(const ppp::OperationRequest& req) const;
-
-  // Looks up this payment's operation under `request_id` on a reader thread, then runs `then`.
-  template <class Then>
-  void load_operation(const std::string& request_id, Then then) {
-    if (!record_) {
-      return then(Result<std::optional<StoredOperation>>());  // no payment, no operations of it
-    }
-    read_then<Result<std::optional<StoredOperation>>>(
-        [id = id_, request_id, legacy = record_->owner.empty()](const Lookup& get) {
-          return read_operation(get, id, request_id, legacy);
-        },
-        std::move(then));
+  // The acquirer this payment went to when it was created, with its owner's credentials.
+  acquirer::Acquirer& payment_acquirer() const {
+    return ctx_.acquirers->acquirer(record().acquirer_route, owner_of(record(), ctx_.core));
   }
-
-  // on_operate once the actor is reserved for `cmd` and its stored operation, if any, is read.
-  void operate_with(OperateCommand cmd, std::string fingerprint, Result<std::optional<StoredOperation>> stored);
-
-  Status validate(const ppp::OperationRequest& req) const;
-
-  void write_operation_intent(ppp::OperationRequest req, std::string fingerprint);
-
-  void call_operation(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag);
-
-  void on_operation_result(ppp::OperationRequest req, OperationRecord op, uint64_t op_etag,
-                           Result<acquirer::OperationOutcome> result);
-
-  static PaymentRecord apply(PaymentRecord r, ppp::OperationKind kind, Cents amount);
 
   caf::event_based_actor* self_;
   const ActorContext& ctx_;
-  std::string id_;
+  Payment payment_;  // the record as last loaded or committed, and its etag
 
   bool loaded_ = false;
   bool loading_ = false;
   std::vector<std::function<void()>> awaiting_load_;  // commands that arrived before the record
   const Error* load_failure_ = nullptr;                // set while a failed load is reported
-  std::optional<PaymentRecord> record_;
-  uint64_t etag_ = 0;
 
   bool busy_ = false;
-  bool background_ = false;      // the mutation in flight was started by no caller
+  Flow flow_ = Flow::kNone;
+  std::vector<ReplySink> waiters_;  // who hears the outcome of the mutation in flight
+  std::shared_ptr<ppp::CreatePaymentRequest> inflight_create_;  // card data lives only here
+  std::string inflight_request_id_;
+  std::string inflight_fingerprint_;
+  std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
+  std::function<void()> on_finished_;  // recovery: told when its reconciliation has ended
+  std::deque<std::function<void()>> deferred_;
+
   bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
   bool reconcile_pending_ = false;
   int reconcile_attempts_ = 0;
+
   AuditChain audit_;
   storage::Batch audit_buffer_;  // entries of audit_now() not yet handed to the store
   ArrivalTally tally_;           // arrivals counted, not yet sealed into the chain
   bool tally_changed_ = false;   // since it was last handed to the store
-  std::vector<ReplySink> create_waiters_;
-  std::vector<ReplySink> op_waiters_;
-  std::string inflight_request_id_;
-  std::string inflight_fingerprint_;
-  std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
-  std::string inflight_op_key_;    // where the operation in flight is stored
-  std::deque<std::function<void()>> deferred_;
 
   uint64_t handled_ = 0;
 };

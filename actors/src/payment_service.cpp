@@ -97,15 +97,15 @@ Status PaymentService::start(std::string public_url) {
   auto& ctx = impl_->context;
   ctx.store = &impl_->store;
   ctx.acquirers = &impl_->acquirers;
-  ctx.fingerprint_key = std::move(*key);
-  ctx.pos_link_key = std::move(*pos_key);
+  ctx.core.fingerprint_key = std::move(*key);
+  ctx.core.pos_link_key = std::move(*pos_key);
   ctx.idle_timeout = impl_->options.idle_timeout;
   ctx.transport = &impl_->transport;
   ctx.callbacks = impl_->options.callbacks;
-  ctx.public_url = impl_->options.public_url;
+  ctx.core.public_url = impl_->options.public_url;
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
-  ctx.legacy_owner = impl_->options.legacy_owner;
+  ctx.core.legacy_owner = impl_->options.legacy_owner;
   impl_->config = std::make_unique<caf::actor_system_config>();
   size_t workers = impl_->options.workers > 0 ? static_cast<size_t>(impl_->options.workers)
                                               : std::max(1u, std::thread::hardware_concurrency());
@@ -128,23 +128,6 @@ Status PaymentService::start(std::string public_url) {
   impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
   impl_->published.store(impl_->directory.get(), std::memory_order_release);  // last: all is set
   return {};
-}
-
-std::string pos_link_token(const std::string& key, const std::string& payment_id) {
-  auto mac = crypto::hmac_sha256(key, "pos-submit/v1|" + payment_id);
-  return crypto::to_hex(mac.data(), 16);  // 128 bits
-}
-
-bool pos_link_token_matches(const std::string& key, const std::string& payment_id, std::string_view token) {
-  std::string expected = pos_link_token(key, payment_id);
-  if (token.size() != expected.size()) {
-    return false;
-  }
-  unsigned char diff = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(expected[i] ^ token[i]);
-  }
-  return diff == 0;
 }
 
 namespace {
@@ -185,7 +168,7 @@ void PaymentService::refresh(std::string payment_id, std::string merchant, Reply
 void PaymentService::submit_terminal(std::string payment_id, std::string_view token, std::string serial,
                                      ReplyFn reply) {
   Directory* directory = impl_->live();
-  if (directory != nullptr && !pos_link_token_matches(impl_->context.pos_link_key, payment_id, token)) {
+  if (directory != nullptr && !pos_link_token_matches(impl_->context.core.pos_link_key, payment_id, token)) {
     return reply(no_pos_payment(payment_id));
   }
   TerminalCommand cmd{std::move(payment_id), std::move(serial), ReplySink(std::move(reply))};

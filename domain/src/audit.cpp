@@ -151,6 +151,18 @@ Result<AuditHead> decode_head(std::string_view json) {
   return AuditHead{static_cast<uint64_t>(doc->int_or("seq")), doc->string_or("hash")};
 }
 
+AuditEntry audit_entry(std::string kind, std::string ref, std::string fingerprint, std::string_view before,
+                       std::string_view after, std::string detail) {
+  AuditEntry e;
+  e.kind = std::move(kind);
+  e.ref = std::move(ref);
+  e.fingerprint = std::move(fingerprint);
+  e.before = std::string(before);
+  e.after = std::string(after);
+  e.detail = std::move(detail);
+  return e;
+}
+
 AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes) {
   entry.seq = head_.seq + 1;
   entry.time = now_unix_ms();

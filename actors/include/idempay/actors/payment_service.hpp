@@ -7,22 +7,20 @@
 
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/domain/outbox.hpp"
+#include "idempay/domain/payment_core.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::actors {
 
-/// The callback retry policy and an attempt's result are the domain's (domain/outbox.hpp).
+/// The callback retry policy and an attempt's result are the domain's (domain/outbox.hpp), and
+/// so are an answer and an acquirer's event (domain/payment_core.hpp).
+using domain::AcquirerEvent;
 using domain::CallbackOptions;
 using domain::CallbackResult;
+using domain::Reply;
 
-
-/// An answer for the gateway: HTTP status and body bytes.
-struct Reply {
-  unsigned status = 200;
-  std::string body;
-};
 using ReplyFn = std::function<void(Reply)>;
 
 /// One callback attempt as the dispatcher hands it to the transport.
@@ -38,15 +36,6 @@ class CallbackTransport {
 public:
   virtual ~CallbackTransport() = default;
   virtual void send(CallbackAttempt attempt, std::function<void(CallbackResult)> done) = 0;
-};
-
-/// An authorization outcome reported by the acquirer (signed webhook, already verified).
-struct AcquirerEvent {
-  std::string event_id;   ///< the webhook-id: the inbox key
-  std::string body_hash;  ///< SHA-256 of the raw body, hex
-  std::string payment_id;
-  acquirer::Authorization authorization;
-  int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
 };
 
 /// Which acquirer each payment goes to: merchants may have their own (implemented in app/).

@@ -24,6 +24,11 @@ struct AuditEntry {
   std::string hash;  ///< SHA-256 over this entry's other fields, prev included
 };
 
+/// An entry to append: what happened (`kind`), to what (`ref`), and the payment's state
+/// before and after it, if it changed.
+AuditEntry audit_entry(std::string kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
+                       std::string_view after = {}, std::string detail = {});
+
 std::string audit_key(const std::string& payment_id, uint64_t seq);
 std::string audit_head_key(const std::string& payment_id);
 std::string audit_prefix(const std::string& payment_id);

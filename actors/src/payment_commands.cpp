@@ -1,0 +1,241 @@
+// The payment actor's commands. Each asks the core (domain/payment_core.hpp) first for an
+// answer that needs no turn of the payment, then waits for the payment's turn, reserves it
+// (begin), asks the core for the decision and carries it out. What joins or waits for a
+// mutation in flight is decided here: that is the actor's part of the bargain.
+#include "payment_actor.hpp"
+
+namespace idempay::actors {
+
+void PaymentActor::begin(Flow flow, std::string merchant) {
+  busy_ = true;
+  flow_ = flow;
+  inflight_merchant_ = std::move(merchant);
+}
+
+// -- Create Payment -----------------------------------------------------------------------------
+
+void PaymentActor::on_create(CreateCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_create, cmd)) {
+    return;
+  }
+  std::string fingerprint = ppp::payment_fingerprint(ctx_.core.fingerprint_key, cmd.request);
+  CreateArrival arrival{cmd.request, cmd.merchant, fingerprint};
+  if (auto now = answer_create_now(payment_, arrival, ctx_.core)) {
+    return answer_now(std::move(*now), cmd.sink);
+  }
+  if (busy_ && flow_ == Flow::kCreate) {
+    // Only the very same request of the very same merchant joins the call in flight.
+    if (fingerprint != inflight_fingerprint_ || cmd.merchant != inflight_merchant_) {
+      return cmd.sink.deliver(payment_conflict(id()));
+    }
+    audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+                                           "joined the call in flight")));
+    waiters_.push_back(std::move(cmd.sink));
+    return;
+  }
+  if (busy_ && payment_.record && is_unresolved(record().state)) {
+    // Being reconciled in the background: answer "not known yet" now instead of waiting.
+    audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+                                           "undefined while reconciling")));
+    return cmd.sink.deliver(undefined_answer(id()));
+  }
+  if (busy_) {
+    return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
+  }
+  begin(Flow::kCreate, cmd.merchant);
+  waiters_.push_back(cmd.sink);
+  inflight_fingerprint_ = fingerprint;
+  std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant);
+  Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
+  bool new_intent = !payment_.record && d.next == Next::kAuthorize;
+  inflight_create_ = std::make_shared<ppp::CreatePaymentRequest>(std::move(cmd.request));
+  carry_out(std::move(d), new_intent ? "after-intent" : nullptr);
+}
+
+// -- POS terminal submission --------------------------------------------------------------------
+
+void PaymentActor::on_terminal(TerminalCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_terminal, cmd)) {
+    return;
+  }
+  if (auto now = answer_terminal_now(payment_)) {
+    return answer_now(std::move(*now), cmd.sink);
+  }
+  if (busy_) {
+    return defer([me = shared_from_this(), cmd]() mutable { me->on_terminal(std::move(cmd)); });
+  }
+  Decision d = submit_terminal(payment_, cmd.serial, now_unix_ms());
+  if (!d.commits()) {
+    return answer_now(std::move(d), cmd.sink);
+  }
+  begin(Flow::kTerminal);
+  waiters_.push_back(cmd.sink);
+  carry_out(std::move(d));
+}
+
+// -- cancel / settle / refund -------------------------------------------------------------------
+
+void PaymentActor::on_operate(OperateCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_operate, cmd)) {
+    return;
+  }
+  const auto& req = cmd.request;
+  std::string fingerprint = ppp::operation_fingerprint(ctx_.core.fingerprint_key, req);
+  if (auto now = answer_operation_now(payment_, OperationArrival{req, cmd.merchant, fingerprint}, ctx_.core)) {
+    return answer_now(std::move(*now), cmd.sink);
+  }
+  if (busy_ && inflight_request_id_ == req.request_id) {
+    if (fingerprint != inflight_fingerprint_) {
+      audit_now(by(cmd.merchant, audit_entry("operation_refused", req.request_id, fingerprint, {}, {},
+                                             "requestId reused for another operation")));
+      return cmd.sink.deliver(request_conflict(req.request_id));
+    }
+    audit_now(by(cmd.merchant, audit_entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {},
+                                           "joined the call in flight")));
+    waiters_.push_back(std::move(cmd.sink));
+    return;
+  }
+  if (busy_) {
+    return defer([me = shared_from_this(), cmd]() mutable { me->on_operate(std::move(cmd)); });
+  }
+  // The actor is reserved while the stored operation is read: a duplicate joins this request,
+  // other mutations wait their turn.
+  begin(Flow::kOperation, cmd.merchant);
+  waiters_.push_back(cmd.sink);
+  inflight_request_id_ = req.request_id;
+  inflight_fingerprint_ = fingerprint;
+  std::string request_id = req.request_id;
+  load_operation(request_id, [me = shared_from_this(), cmd = std::move(cmd), fingerprint = std::move(fingerprint)](
+                                 Result<std::optional<StoredOperation>> stored) {
+    OperationArrival arrival{cmd.request, cmd.merchant, fingerprint};
+    me->carry_out(start_operation(me->payment_, arrival, stored, now_unix_ms()));
+  });
+}
+
+void PaymentActor::resume_operation(const std::string& request_id) {
+  begin(Flow::kOperation);  // reserved while the operation is read
+  load_operation(request_id, [me = shared_from_this(), request_id](Result<std::optional<StoredOperation>> stored) {
+    auto op = stored ? domain::resume_operation(me->id(), request_id, *stored) : std::nullopt;
+    if (!op) {
+      return me->finish();
+    }
+    me->inflight_request_id_ = request_id;
+    me->inflight_fingerprint_ = op->record.fingerprint;
+    me->call_operation(std::move(*op));
+  });
+}
+
+// -- acquirer webhooks and refreshes ------------------------------------------------------------
+
+void PaymentActor::on_event(EventCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_event, cmd)) {
+    return;
+  }
+  if (busy_) {
+    return defer([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
+  }
+  begin(Flow::kEvent);  // while the inbox is read
+  waiters_.push_back(cmd.sink);
+  std::string event_id = cmd.event.event_id;
+  read_then<Result<std::optional<storage::Versioned>>>(
+      [event_id](const Lookup& get) { return get(Space::kInbox, event_id); },
+      [me = shared_from_this(), cmd = std::move(cmd)](Result<std::optional<storage::Versioned>> seen) {
+        Decision d = receive_event(me->payment_, cmd.event, seen, me->ctx_.core, now_unix_ms());
+        if (d.commits()) {
+          fault::crash_point("during-inbox-write");
+        }
+        me->carry_out(std::move(d));
+      });
+}
+
+void PaymentActor::on_refresh(RefreshCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_refresh, cmd)) {
+    return;
+  }
+  if (auto now = answer_refresh_now(payment_, cmd.merchant, ctx_.core)) {
+    return answer_now(std::move(*now), cmd.sink);
+  }
+  if (busy_) {
+    return defer([me = shared_from_this(), cmd]() mutable { me->on_refresh(std::move(cmd)); });
+  }
+  Decision d = start_refresh(payment_);
+  if (d.next == Next::kEnd) {
+    return answer_now(std::move(d), cmd.sink);
+  }
+  begin(Flow::kRefresh, cmd.merchant);
+  waiters_.push_back(cmd.sink);
+  carry_out(std::move(d));
+}
+
+// -- reconciliation and recovery ----------------------------------------------------------------
+
+void PaymentActor::schedule_reconcile() {
+  if (reconcile_attempts_ >= ctx_.reconcile_attempts) {
+    return mark_orphaned();
+  }
+  reconcile_pending_ = true;
+  auto delay = ctx_.reconcile_base * (1LL << std::min(reconcile_attempts_, 20));
+  self_->delayed_send(self_, delay, reconcile_atom::value);
+}
+
+void PaymentActor::on_reconcile_tick() {
+  reconcile_pending_ = false;
+  if (!loaded_) {
+    if (load_failure_) {
+      return schedule_reconcile();
+    }
+    return when_loaded(ReplySink(), [me = shared_from_this()] { me->on_reconcile_tick(); });
+  }
+  if (busy_) {
+    return defer([me = shared_from_this()] { me->reconcile_in_background({}); });
+  }
+  reconcile_in_background({});
+}
+
+void PaymentActor::reconcile_in_background(std::function<void()> done) {
+  if (!payment_.record || !is_unresolved(record().state) || busy_) {
+    if (done) {
+      done();
+    }
+    return;
+  }
+  begin(Flow::kBackground);
+  on_finished_ = std::move(done);
+  ask_status();
+}
+
+void PaymentActor::mark_orphaned() {
+  auto d = busy_ ? std::nullopt : orphan(payment_, now_unix_ms());
+  if (!d) {
+    return;
+  }
+  spdlog::error("payment {} is orphaned: the acquirer could not confirm its outcome", id());
+  begin(Flow::kBackground);
+  carry_out(std::move(*d));
+}
+
+void PaymentActor::on_recover(RecoverCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_recover, cmd)) {
+    return;
+  }
+  // Operations left in flight first (same requestId, so at most once at the acquirer), then
+  // the payment itself; the sink hears when that reconciliation has ended.
+  for (const auto& request_id : cmd.operations) {
+    defer([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
+  }
+  defer([me = shared_from_this(), sink = cmd.sink] {
+    me->reconcile_in_background([sink] { sink.deliver(Reply{200, "{}"}); });
+  });
+  if (!busy_) {
+    finish();
+  }
+}
+
+void PaymentActor::on_notified(NotifiedCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_notified, cmd)) {
+    return;
+  }
+  audit_now(audit_entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
+}
+
+}  // namespace idempay::actors

@@ -1,0 +1,233 @@
+#pragma once
+// What a command does to a payment, decided without I/O. Given the stored record (and its
+// etag), a command and the time, each function below returns a Decision: the writes with
+// their conditions, the audit entries, and the effects to carry out once the writes are
+// durable (answer the waiters, hand a callback to the dispatcher, call the acquirer, retry a
+// status call later). No CAF, no threads, no clock of its own: `now` is an argument.
+//
+// The payment actor (actors/) is the shell around it: it serialises the commands of one
+// payment, loads the record, asks here, commits, performs the effects and feeds their results
+// back here. The whole table, command by state, is in docs/payment-core.md; its tests are
+// tests/unit/domain/payment_core_test.cpp.
+//
+// Each command has up to three steps:
+//   *_now       answers that need no turn of the payment (refusals, stored answers): given
+//               even while another mutation of the payment is in flight;
+//   start_* /   the decision at the command's turn;
+//   on its turn
+//   <result>    the decision once the acquirer has answered.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/audit.hpp"
+#include "idempay/domain/outbox.hpp"
+#include "idempay/domain/payment_reads.hpp"
+#include "idempay/domain/records.hpp"
+#include "idempay/protocol/ppp.hpp"
+#include "idempay/storage/store.hpp"
+
+namespace idempay::domain {
+
+/// An answer for the gateway: HTTP status and body bytes.
+struct Reply {
+  unsigned status = 200;
+  std::string body;
+};
+
+/// An authorization outcome reported by the acquirer (signed webhook, already verified).
+struct AcquirerEvent {
+  std::string event_id;   ///< the webhook-id: the inbox key
+  std::string body_hash;  ///< SHA-256 of the raw body, hex
+  std::string payment_id;
+  acquirer::Authorization authorization;
+  int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
+};
+
+/// One payment as the core sees it: its id and, once created, its stored record and etag.
+struct Payment {
+  std::string id;
+  std::optional<PaymentRecord> record;
+  uint64_t etag = 0;
+};
+
+/// What the connector's configuration contributes to decisions.
+struct CoreConfig {
+  std::string fingerprint_key;  ///< keys the request fingerprints
+  std::string legacy_owner;     ///< owns the payments stored before owners were recorded
+  std::string public_url;       ///< base of a POS payment's submitUrl
+  std::string pos_link_key;     ///< signs the token of a POS payment's submitUrl
+};
+
+/// The effect that follows a decision once its writes are durable.
+enum class Next : uint8_t {
+  kEnd,             ///< answer the waiters with `answer`, if set; the mutation ends
+  kAuthorize,       ///< call the acquirer's authorize under the payment's key
+  kAskStatus,       ///< ask the acquirer what it did under the payment's key
+  kOperate,         ///< call the acquirer's operation `operation`
+  kReconcileLater,  ///< answer, end, and ask the acquirer's status again later
+};
+
+/// An operation whose acquirer call is due.
+struct PendingOperation {
+  ppp::OperationRequest request;
+  OperationRecord record;
+  std::string key;    ///< where the record is stored
+  uint64_t etag = 0;  ///< its version; 0 while its intent is among the decision's writes
+};
+
+struct Decision {
+  /// Arrivals that change nothing (duplicates, refusals): chained without anyone waiting.
+  std::vector<AuditEntry> noted;
+  /// Chained, in this order, into the batch that commits `writes`.
+  std::vector<AuditEntry> audit;
+  /// One atomic batch, each write conditioned on the version it was decided from.
+  storage::Batch writes;
+  std::optional<PaymentRecord> record;   ///< the payment once `writes` is durable
+  std::optional<OutboxEntry> callback;   ///< to the dispatcher once `writes` is durable
+  std::optional<Reply> answer;           ///< to whoever waits on this command
+  Next next = Next::kEnd;
+  std::optional<PendingOperation> operation;  ///< for Next::kOperate
+
+  bool commits() const { return !writes.empty() || !audit.empty(); }
+};
+
+// -- answers shared by several commands ---------------------------------------------------------
+
+Reply error_reply(unsigned status, std::string_view code, std::string_view message);
+/// A domain error as the gateway hears it (404, 400, 503 retryable, else 500).
+Reply error_reply(const Error& e);
+/// What another merchant hears about a payment: exactly what a payment that does not exist
+/// answers, byte for byte.
+Reply unknown_payment(const std::string& payment_id);
+/// A Create Payment whose paymentId is taken, by another payment of the caller's or by another
+/// merchant's: one answer for both, so that it tells nothing about the other payment.
+Reply payment_conflict(const std::string& payment_id);
+Reply request_conflict(const std::string& request_id);
+/// The Create Payment answer while the outcome is unknown: "undefined", no identifiers yet.
+Reply undefined_answer(const std::string& payment_id);
+/// The answer to a terminal submission for a payment that does not exist, is not a POS payment,
+/// or was named with a wrong token: one answer for all three.
+Reply no_pos_payment(const std::string& payment_id);
+
+/// The payment's owner: payments stored before owners were recorded belong to the legacy owner.
+const std::string& owner_of(const PaymentRecord& r, const CoreConfig& config);
+
+/// The token a POS payment's submitUrl carries: unguessable, tied to the payment, checked in
+/// constant time before the payment is looked up.
+std::string pos_link_token(const std::string& key, const std::string& payment_id);
+bool pos_link_token_matches(const std::string& key, const std::string& payment_id, std::string_view token);
+
+/// The arrival's audit entry, attributed to `merchant`.
+AuditEntry by(std::string merchant, AuditEntry e);
+
+// -- Create Payment -----------------------------------------------------------------------------
+
+struct CreateArrival {
+  const ppp::CreatePaymentRequest& request;
+  const std::string& merchant;     ///< the authenticated caller
+  const std::string& fingerprint;  ///< ppp::payment_fingerprint of the request
+};
+
+/// Another merchant's paymentId or a different payment under it (conflict), or a final
+/// payment with nothing left to do (its stored answer, byte for byte).
+std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival& a, const CoreConfig& config);
+
+/// At its turn: a new payment writes its intent (put-if-absent) and then authorizes, or, for
+/// POS, asks for the terminal; a POS payment whose terminal is known starts its charge; an
+/// unresolved one asks the acquirer what it did under the payment's key. `route` is the
+/// acquirer route a new payment of this merchant takes.
+Decision start_create(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+                      int64_t now);
+
+/// Who must hear of an authorization outcome by callback: whoever heard "undefined", or
+/// nobody at all when it was found in the background.
+struct Listeners {
+  bool background = false;      ///< no caller is waiting: found by reconciliation
+  bool told_undefined = false;  ///< a caller was answered "undefined" meanwhile
+};
+
+/// The acquirer's authorization: the payment moves to approved, denied or undefined, with the
+/// recovery key removed once the outcome is known and a callback for whoever did not hear it.
+Decision authorized(const Payment& p, const acquirer::Authorization& a, Listeners listeners, const CoreConfig& config,
+                    int64_t now);
+
+/// The authorize call failed: the outcome is unknown, the callers hear "undefined", and a
+/// status call under the same key settles it later (never a second key).
+Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant);
+
+/// The status call of a Create Payment retried while unresolved: a known outcome applies, a
+/// payment the acquirer never saw is authorized (same key), a failed call is as above.
+Decision create_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                       Listeners listeners, const std::string& merchant, const CoreConfig& config, int64_t now);
+
+/// The status call of background reconciliation. A failed call answers Next::kReconcileLater.
+Decision background_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                           const CoreConfig& config, int64_t now);
+
+/// Reconciliation gave up: a payment still `processing` becomes `orphaned`; nullopt otherwise.
+std::optional<Decision> orphan(const Payment& p, int64_t now);
+
+// -- POS terminal submission (notes/ppp.md §10) -------------------------------------------------
+
+inline constexpr std::string_view kIdentifyTerminal = "identify-terminal";
+inline constexpr std::string_view kAwaitPos = "await-pos";
+
+/// Not a POS payment: answered at once.
+std::optional<Decision> answer_terminal_now(const Payment& p);
+/// The terminal's serial is recorded once; the same serial again is accepted, another refused.
+Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now);
+
+// -- cancel / settle / refund -------------------------------------------------------------------
+
+struct OperationArrival {
+  const ppp::OperationRequest& request;
+  const std::string& merchant;
+  const std::string& fingerprint;  ///< ppp::operation_fingerprint of the request
+};
+
+/// An operation on another merchant's payment: answered as an unknown payment.
+std::optional<Decision> answer_operation_now(const Payment& p, const OperationArrival& a, const CoreConfig& config);
+
+/// At its turn, with the operation stored under its requestId (if any): the stored answer, a
+/// conflict, the resumption of an unfinished call (same acquirer key), a refusal by the state
+/// machine, or a new intent followed by the acquirer call.
+Decision start_operation(const Payment& p, const OperationArrival& a,
+                         const Result<std::optional<StoredOperation>>& stored, int64_t now);
+
+/// Start-up recovery of an operation left in flight; nullopt when it is no longer in flight.
+std::optional<PendingOperation> resume_operation(const std::string& payment_id, const std::string& request_id,
+                                                 const std::optional<StoredOperation>& stored);
+
+/// The acquirer's answer to an operation: recorded as done with its answer, and applied to
+/// the payment's state and totals if it succeeded. A failed call records nothing (the retry
+/// resumes the same requestId).
+Decision operation_done(const Payment& p, const PendingOperation& op,
+                        const Result<acquirer::OperationOutcome>& outcome, int64_t now);
+
+/// The payment after a successful operation of `amount`.
+PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents amount, int64_t now);
+
+// -- acquirer webhooks and refreshes ------------------------------------------------------------
+
+/// A verified webhook, with what the inbox holds under its id: a duplicate or a conflict, or
+/// the outcome applied in one batch with the inbox record.
+Decision receive_event(const Payment& p, const AcquirerEvent& event,
+                       const Result<std::optional<storage::Versioned>>& seen, const CoreConfig& config, int64_t now);
+
+/// An inbound refresh (the gateway or the shopper asking): unknown or another merchant's
+/// payment; nullopt when it needs the payment's turn.
+std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, const CoreConfig& config);
+/// At its turn: the stored answer, or a status call for an undefined payment.
+Decision start_refresh(const Payment& p);
+/// The status call's answer: applied if it is a newer final outcome; else the stored answer.
+Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                   const CoreConfig& config, int64_t now);
+
+/// The Create Payment answer for the record's state; identifiers come from the record, so they
+/// never change once issued (G2).
+std::string create_response(const std::string& payment_id, const PaymentRecord& r, std::string_view code,
+                            std::string_view message, const CoreConfig& config);
+
+}  // namespace idempay::domain

@@ -1,0 +1,668 @@
+#include "idempay/domain/payment_core.hpp"
+
+#include <algorithm>
+
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/methods.hpp"
+
+namespace idempay::domain {
+
+namespace {
+
+// Short, for the many entries below.
+AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
+                 std::string_view after = {}, std::string detail = {}) {
+  return audit_entry(std::move(kind), std::move(ref), std::move(fingerprint), before, after, std::move(detail));
+}
+
+Decision answer(Reply reply) {
+  Decision d;
+  d.answer = std::move(reply);
+  return d;
+}
+
+Decision noted_answer(AuditEntry noted, Reply reply) {
+  Decision d = answer(std::move(reply));
+  d.noted.push_back(std::move(noted));
+  return d;
+}
+
+Decision then(Next next) {
+  Decision d;
+  d.next = next;
+  return d;
+}
+
+PaymentState state_of(acquirer::AuthorizationStatus s) {
+  switch (s) {
+    case acquirer::AuthorizationStatus::kApproved:
+      return PaymentState::kApproved;
+    case acquirer::AuthorizationStatus::kDenied:
+      return PaymentState::kDenied;
+    default:
+      return PaymentState::kUndefined;
+  }
+}
+
+OutboxEntry new_callback(const std::string& payment_id, PaymentRecord& r, const CoreConfig& config, int64_t now) {
+  OutboxEntry e;
+  e.id = "dlv_" + payment_id + "_" + std::to_string(++r.callbacks);
+  e.payment_id = payment_id;
+  e.merchant = owner_of(r, config);
+  e.url = r.callback_url;
+  e.body = r.response;
+  e.created_at = e.next_attempt_at = now;
+  return e;
+}
+
+// Queues a callback carrying `r`'s answer, in the same batch as the transition it reports.
+void add_callback(Decision& d, const std::string& payment_id, PaymentRecord& r, const CoreConfig& config,
+                  int64_t now) {
+  d.callback = new_callback(payment_id, r, config, now);
+  d.writes.push_back({Space::kOutbox, d.callback->id, encode(*d.callback), 0});
+  d.audit.push_back(entry("delivery_written", d.callback->id));
+}
+
+// The payment's own write, conditioned on the version it was decided from.
+void write_payment(Decision& d, const Payment& p, PaymentRecord updated) {
+  d.writes.push_back({Space::kPayments, p.id, encode(updated), p.etag});
+  d.record = std::move(updated);
+}
+
+// What the shopper needs while the payment is open, and the card fragments of a POS result.
+void add_method_fields(const std::string& payment_id, const PaymentRecord& r, const CoreConfig& config,
+                       ppp::CreatePaymentResponse& out) {
+  const auto& d = r.document;
+  auto family = ppp::method_family(r.payment_method).value_or(ppp::MethodFamily::kCard);
+  if (d.expires_in_seconds > 0) {
+    out.delay_to_cancel = d.expires_in_seconds;
+  }
+  if (family == ppp::MethodFamily::kPix) {
+    out.delay_to_cancel = std::clamp<int64_t>(out.delay_to_cancel, 900, 3600);
+  }
+  if (family == ppp::MethodFamily::kPos) {
+    out.delay_to_cancel = 600;  // at least the 300 s the wait app polls
+    if (r.state == PaymentState::kApproved) {
+      out.card_brand = d.card_brand;
+      out.first_digits = d.first_digits;
+      out.last_digits = d.last_digits;
+    }
+  }
+  if (r.state != PaymentState::kUndefined && r.state != PaymentState::kProcessing) {
+    return;
+  }
+  switch (family) {
+    case ppp::MethodFamily::kCard:
+      return;
+    case ppp::MethodFamily::kPix:
+      if (!d.pix_code.empty()) {
+        JsonWriter payload;
+        payload.begin_object().key("code").string(d.pix_code).key("qrCodeBase64Image").string(d.pix_qr_png).end_object();
+        out.payment_app_name = "vtex.pix-payment";
+        out.payment_app_payload = payload.str();
+      }
+      return;
+    case ppp::MethodFamily::kBankInvoice:
+      out.payment_url = out.bank_issue_invoice_id = d.payment_url;
+      out.identification_number = d.boleto_line;
+      out.identification_number_formatted = d.boleto_line_formatted;
+      out.bar_code_image_type = "i25";
+      out.bar_code_image_number = d.boleto_barcode;
+      return;
+    case ppp::MethodFamily::kRedirect:
+      out.payment_url = out.redirect_url = d.payment_url;
+      return;
+    case ppp::MethodFamily::kPos:
+      if (r.pos_phase == kIdentifyTerminal) {
+        JsonWriter payload;
+        payload.begin_object()
+            .key("submitUrl")
+            .string(config.public_url + "/pos/" + payment_id
+                    + "/terminal?token=" + pos_link_token(config.pos_link_key, payment_id))
+            .end_object();
+        out.payment_app_name = "vtex.terminal-connector-app";
+        out.payment_app_payload = payload.str();
+      } else {
+        out.payment_app_name = "vtex.challenge-wait-for-confirmation";
+        out.payment_app_payload = R"({"secondsWaiting":300})";
+      }
+      return;
+  }
+}
+
+// True when a Create Payment must do more than replay: the terminal is known but the charge
+// has not started, or it started and its answer was never recorded (a crash in between).
+bool pos_charge_due(const PaymentRecord& r) {
+  if (r.state != PaymentState::kUndefined || !ppp::is_pos(r.payment_method)) {
+    return false;
+  }
+  return (r.pos_phase == kIdentifyTerminal && !r.terminal_serial.empty())
+         || (r.pos_phase == kAwaitPos && r.tid.empty());
+}
+
+// A new payment: its intent, written only if the paymentId is still free.
+Decision write_intent(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+                      int64_t now) {
+  const auto& request = a.request;
+  PaymentRecord r;
+  r.state = PaymentState::kProcessing;
+  r.amounts.authorized = request.value;
+  r.currency = request.currency;
+  r.payment_method = request.payment_method;
+  r.order_id = request.order_id;
+  r.reference = request.reference;
+  r.transaction_id = request.transaction_id;
+  r.merchant = request.merchant_name;
+  r.owner = a.merchant;
+  r.acquirer_route = route;
+  r.fingerprint = a.fingerprint;
+  r.callback_url = request.callback_url;
+  r.card = request.card_summary;
+  r.created_at = r.updated_at = now;
+  bool pos = ppp::is_pos(request.payment_method);
+  if (pos) {
+    // The first POS call only asks for the terminal; nothing reaches the acquirer yet.
+    r.state = PaymentState::kUndefined;
+    r.pos_phase = std::string(kIdentifyTerminal);
+    r.response = create_response(p.id, r, "pending", "identify the terminal", config);
+  }
+  Decision d;
+  d.audit.push_back(entry("event_received", p.id, r.fingerprint));
+  d.audit.push_back(pos ? entry("event_processed", p.id, r.fingerprint, "", to_string(r.state), "identify-terminal")
+                        : entry("event_processing_started", p.id, r.fingerprint, "", to_string(r.state)));
+  d.writes.push_back({Space::kPayments, p.id, encode(r), 0});
+  if (is_unresolved(r.state)) {
+    d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::string(), std::nullopt, true});
+  }
+  if (pos) {
+    d.answer = Reply{200, r.response};
+  } else {
+    d.next = Next::kAuthorize;
+  }
+  d.record = std::move(r);
+  return d;
+}
+
+// The identify-terminal -> await-pos compare-and-swap: only its winner starts the charge.
+Decision start_pos_charge(const Payment& p, const CoreConfig& config, int64_t now) {
+  PaymentRecord updated = *p.record;
+  updated.pos_phase = std::string(kAwaitPos);
+  updated.response = create_response(p.id, updated, "pending", "waiting for the terminal", config);
+  updated.updated_at = now;
+  Decision d;
+  d.audit.push_back(entry("event_processing_started", p.id, updated.fingerprint, {}, {},
+                          "await-pos: charging terminal " + updated.terminal_serial));
+  write_payment(d, p, std::move(updated));
+  d.next = Next::kAuthorize;
+  return d;
+}
+
+// A final outcome moves an `undefined` payment, if it is newer than the one applied; `extra`
+// (the inbox record) is written either way. Answers `reply`, or the payment's Create Payment
+// answer if none is given.
+Decision apply_outcome(const Payment& p, const acquirer::Authorization& a, storage::Batch extra,
+                       std::optional<Reply> reply, const std::string& source, const std::string& source_hash,
+                       const CoreConfig& config, int64_t now) {
+  const PaymentRecord& r = *p.record;
+  bool final = a.status != acquirer::AuthorizationStatus::kPending;
+  bool applies = final && r.state == PaymentState::kUndefined && a.revision > r.acquirer_revision;
+  Decision d;
+  d.writes = std::move(extra);
+  if (applies) {
+    PaymentRecord updated = r;
+    updated.state = state_of(a.status);
+    updated.acquirer_revision = a.revision;
+    if (updated.state == PaymentState::kApproved && updated.authorization_id.empty()) {
+      updated.authorization_id = a.authorization_id;  // issued now, never changed later
+    }
+    updated.response = create_response(p.id, updated, a.code, a.message, config);
+    updated.updated_at = now;
+    d.audit.push_back(entry("webhook_applied", source, source_hash, to_string(r.state), to_string(updated.state)));
+    if (!updated.callback_url.empty()) {
+      add_callback(d, p.id, updated, config, now);
+    }
+    write_payment(d, p, std::move(updated));
+  } else if (!d.writes.empty()) {
+    d.audit.push_back(entry("webhook_ignored", source, source_hash, {}, {},
+                            final ? "stale revision or payment no longer undefined" : "not final"));
+  }
+  d.answer = reply ? std::move(*reply) : Reply{200, d.record ? d.record->response : r.response};
+  return d;
+}
+
+}  // namespace
+
+// -- answers ----------------------------------------------------------------------------------
+
+Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
+  return Reply{status, ppp::write_error(code, message)};
+}
+
+Reply error_reply(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kNotFound:
+      return error_reply(404, to_string(e.code), e.message);
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kConflict:
+    case ErrorCode::kIllegalState:
+      return error_reply(400, to_string(e.code), e.message);
+    case ErrorCode::kUnavailable:
+      return error_reply(503, to_string(e.code), e.message);
+    default:
+      return error_reply(500, to_string(e.code), e.message);
+  }
+}
+
+Reply unknown_payment(const std::string& payment_id) {
+  return error_reply(404, "not-found", "unknown payment " + payment_id);
+}
+
+Reply payment_conflict(const std::string& payment_id) {
+  return error_reply(400, "payment-conflict", "paymentId " + payment_id + " was already used for a different payment");
+}
+
+Reply request_conflict(const std::string& request_id) {
+  return error_reply(400, "request-conflict",
+                     "requestId " + request_id + " was already used for a different operation");
+}
+
+Reply undefined_answer(const std::string& payment_id) {
+  ppp::CreatePaymentResponse r;
+  r.payment_id = payment_id;
+  r.status = "undefined";
+  r.code = "processing";
+  r.message = "the outcome is being confirmed with the acquirer";
+  return Reply{200, ppp::write_create_payment_response(r)};
+}
+
+Reply no_pos_payment(const std::string& payment_id) {
+  return Reply{404, ppp::write_error("not-found", "no POS payment " + payment_id)};
+}
+
+const std::string& owner_of(const PaymentRecord& r, const CoreConfig& config) {
+  return r.owner.empty() ? config.legacy_owner : r.owner;
+}
+
+std::string pos_link_token(const std::string& key, const std::string& payment_id) {
+  auto mac = crypto::hmac_sha256(key, "pos-submit/v1|" + payment_id);
+  return crypto::to_hex(mac.data(), 16);  // 128 bits
+}
+
+bool pos_link_token_matches(const std::string& key, const std::string& payment_id, std::string_view token) {
+  std::string expected = pos_link_token(key, payment_id);
+  if (token.size() != expected.size()) {
+    return false;
+  }
+  unsigned char diff = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ token[i]);
+  }
+  return diff == 0;
+}
+
+AuditEntry by(std::string merchant, AuditEntry e) {
+  e.merchant = std::move(merchant);
+  return e;
+}
+
+std::string create_response(const std::string& payment_id, const PaymentRecord& r, std::string_view code,
+                            std::string_view message, const CoreConfig& config) {
+  ppp::CreatePaymentResponse response;
+  response.payment_id = payment_id;
+  response.status = std::string(create_payment_status(r.state));
+  response.authorization_id = r.state == PaymentState::kApproved ? r.authorization_id : "";
+  response.tid = r.tid;
+  response.nsu = r.nsu;
+  response.acquirer = r.acquirer;
+  response.code = std::string(code);
+  response.message = std::string(message);
+  add_method_fields(payment_id, r, config, response);
+  return ppp::write_create_payment_response(response);
+}
+
+// -- Create Payment -----------------------------------------------------------------------------
+
+std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival& a, const CoreConfig& config) {
+  if (!p.record) {
+    return std::nullopt;
+  }
+  const PaymentRecord& r = *p.record;
+  if (owner_of(r, config) != a.merchant) {
+    return noted_answer(by(a.merchant, entry("access_refused", p.id, a.fingerprint, {}, {},
+                                             "Create Payment with another merchant's paymentId")),
+                        payment_conflict(p.id));
+  }
+  if (!ppp::same_payment(config.fingerprint_key, r.fingerprint, a.fingerprint, a.request)) {
+    return noted_answer(by(a.merchant, entry("event_refused", p.id, a.fingerprint, {}, {},
+                                             "a different payment under this paymentId")),
+                        payment_conflict(p.id));
+  }
+  if (!is_unresolved(r.state) && !pos_charge_due(r)) {
+    // Same question, same answer.
+    return noted_answer(by(a.merchant, entry("event_duplicate_reused", p.id, a.fingerprint)), Reply{200, r.response});
+  }
+  return std::nullopt;
+}
+
+Decision start_create(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+                      int64_t now) {
+  if (!p.record) {
+    return write_intent(p, a, route, config, now);
+  }
+  if (pos_charge_due(*p.record) && p.record->pos_phase == kIdentifyTerminal) {
+    return start_pos_charge(p, config, now);
+  }
+  // A record left unresolved (crash, acquirer failure), or a POS charge never answered: ask
+  // the acquirer what it did under this key; authorize (same key) only if it never saw it.
+  return then(Next::kAskStatus);
+}
+
+Decision authorized(const Payment& p, const acquirer::Authorization& a, Listeners listeners, const CoreConfig& config,
+                    int64_t now) {
+  const PaymentRecord& r = *p.record;
+  PaymentRecord updated = r;
+  updated.state = state_of(a.status);
+  updated.tid = a.tid;
+  updated.nsu = a.nsu;
+  updated.authorization_id = a.authorization_id;
+  updated.acquirer = a.acquirer;
+  updated.acquirer_revision = a.revision;
+  updated.document = a.document;
+  updated.response = create_response(p.id, updated, a.code, a.message, config);
+  updated.updated_at = now;
+  Decision d;
+  d.audit.push_back(entry("event_processed", p.id, r.fingerprint, to_string(r.state), to_string(updated.state),
+                          listeners.background ? "reconciled with the acquirer" : ""));
+  // Whoever heard "undefined" (or nothing, before a crash) learns the final outcome by callback.
+  bool final = updated.state != PaymentState::kUndefined;
+  if (final && (listeners.background || listeners.told_undefined) && !updated.callback_url.empty()) {
+    add_callback(d, p.id, updated, config, now);
+  }
+  if (is_unresolved(r.state) && !is_unresolved(updated.state)) {
+    d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::nullopt, std::nullopt, true});
+  }
+  d.answer = Reply{200, updated.response};
+  write_payment(d, p, std::move(updated));
+  return d;
+}
+
+Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant) {
+  Decision d = noted_answer(by(merchant, entry("event_failed", p.id, p.record->fingerprint, {}, {},
+                                               "acquirer: " + e.message)),
+                            undefined_answer(p.id));
+  d.next = Next::kReconcileLater;
+  return d;
+}
+
+Decision create_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                       Listeners listeners, const std::string& merchant, const CoreConfig& config, int64_t now) {
+  if (!status) {
+    return authorize_failed(p, status.error(), merchant);
+  }
+  if (*status) {
+    return authorized(p, **status, listeners, config, now);
+  }
+  return then(Next::kAuthorize);  // the acquirer never saw it: authorize under the same key
+}
+
+Decision background_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                           const CoreConfig& config, int64_t now) {
+  if (!status) {
+    return then(Next::kReconcileLater);
+  }
+  if (*status) {
+    return authorized(p, **status, Listeners{true, false}, config, now);
+  }
+  Decision d;
+  d.noted.push_back(entry("event_reconciled", p.id, {}, {}, {},
+                          "the acquirer never saw this payment; the gateway's retry authorizes it"));
+  return d;
+}
+
+std::optional<Decision> orphan(const Payment& p, int64_t now) {
+  if (!p.record || p.record->state != PaymentState::kProcessing) {
+    return std::nullopt;
+  }
+  PaymentRecord updated = *p.record;
+  updated.state = PaymentState::kOrphaned;
+  updated.updated_at = now;
+  Decision d;
+  d.audit.push_back(entry("event_orphaned", p.id, p.record->fingerprint, to_string(p.record->state),
+                          to_string(updated.state), "the acquirer could not confirm the outcome either way"));
+  write_payment(d, p, std::move(updated));
+  return d;
+}
+
+// -- POS terminal -------------------------------------------------------------------------------
+
+std::optional<Decision> answer_terminal_now(const Payment& p) {
+  if (!p.record || !ppp::is_pos(p.record->payment_method)) {
+    return answer(no_pos_payment(p.id));
+  }
+  return std::nullopt;
+}
+
+Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now) {
+  const PaymentRecord& r = *p.record;
+  Reply accepted{200, R"({"accepted":true})"};
+  if (r.terminal_serial == serial) {
+    return answer(accepted);
+  }
+  if (r.pos_phase != kIdentifyTerminal || !r.terminal_serial.empty()) {
+    return answer(error_reply(409, "terminal-conflict", "this payment already has its terminal"));
+  }
+  PaymentRecord updated = r;
+  updated.terminal_serial = serial;
+  updated.updated_at = now;
+  Decision d = answer(accepted);
+  d.audit.push_back(entry("terminal_submitted", serial));
+  write_payment(d, p, std::move(updated));
+  return d;
+}
+
+// -- cancel / settle / refund -------------------------------------------------------------------
+
+std::optional<Decision> answer_operation_now(const Payment& p, const OperationArrival& a, const CoreConfig& config) {
+  if (p.record && owner_of(*p.record, config) != a.merchant) {
+    return noted_answer(by(a.merchant, entry("access_refused", a.request.request_id, a.fingerprint, {}, {},
+                                             std::string(ppp::to_string(a.request.kind))
+                                                 + " of another merchant's payment")),
+                        unknown_payment(p.id));
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+Status validate(const Payment& p, const ppp::OperationRequest& req) {
+  if (!p.record) {
+    return make_error(ErrorCode::kNotFound, "unknown payment " + p.id);
+  }
+  const PaymentRecord& r = *p.record;
+  switch (req.kind) {
+    case ppp::OperationKind::kCancel:
+      return check_cancel(r.state);
+    case ppp::OperationKind::kSettle:
+      return check_settle(r.state, r.amounts, req.value);
+    case ppp::OperationKind::kRefund:
+      return check_refund(r.state, r.amounts, req.value);
+  }
+  return make_error(ErrorCode::kInternal, "unknown operation");
+}
+
+Decision call_operation(PendingOperation op) {
+  Decision d = then(Next::kOperate);
+  d.operation = std::move(op);
+  return d;
+}
+
+}  // namespace
+
+Decision start_operation(const Payment& p, const OperationArrival& a,
+                         const Result<std::optional<StoredOperation>>& stored, int64_t now) {
+  const auto& req = a.request;
+  if (!stored) {
+    return answer(error_reply(stored.error()));
+  }
+  if (*stored) {
+    const OperationRecord& existing = (*stored)->record;
+    if (existing.fingerprint != a.fingerprint) {
+      return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
+                                               "requestId reused for another operation")),
+                          request_conflict(req.request_id));
+    }
+    if (existing.phase == OperationPhase::kDone) {
+      return noted_answer(by(a.merchant, entry("operation_duplicate_reused", req.request_id, a.fingerprint)),
+                          Reply{existing.http_status, existing.response});  // G2
+    }
+    // Intent written by an earlier attempt that never finished: the acquirer call is
+    // idempotent on its key, so calling again cannot act twice.
+    return call_operation(PendingOperation{req, existing, (*stored)->key, (*stored)->etag});
+  }
+  if (auto s = validate(p, req); !s) {
+    return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
+                                             std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
+                        error_reply(s.error()));
+  }
+  OperationRecord op;
+  op.kind = req.kind;
+  op.payment_id = p.id;
+  op.fingerprint = a.fingerprint;
+  op.acquirer_key = operation_key(p.id, req.request_id);
+  op.amount = req.kind == ppp::OperationKind::kCancel ? p.record->amounts.authorized : req.value;
+  op.updated_at = now;
+  std::string key = operation_key(p.id, req.request_id);
+  Decision d = call_operation(PendingOperation{req, op, key, 0});
+  d.writes.push_back({Space::kOperations, key, encode(op), 0});
+  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {},
+                          std::string(ppp::to_string(req.kind))));
+  d.audit.push_back(entry("operation_processing_started", req.request_id, op.fingerprint));
+  d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::string(), std::nullopt, true});
+  return d;
+}
+
+std::optional<PendingOperation> resume_operation(const std::string& payment_id, const std::string& request_id,
+                                                 const std::optional<StoredOperation>& stored) {
+  if (!stored || stored->record.phase != OperationPhase::kProcessing) {
+    return std::nullopt;
+  }
+  const OperationRecord& op = stored->record;
+  ppp::OperationRequest req;
+  req.kind = op.kind;
+  req.payment_id = payment_id;
+  req.request_id = request_id;
+  req.value = op.amount;
+  return PendingOperation{std::move(req), op, stored->key, stored->etag};
+}
+
+PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents amount, int64_t now) {
+  switch (kind) {
+    case ppp::OperationKind::kCancel:
+      r.state = PaymentState::kCancelled;
+      break;
+    case ppp::OperationKind::kSettle:
+      r.state = PaymentState::kSettled;
+      r.amounts.settled += amount;
+      break;
+    case ppp::OperationKind::kRefund:
+      r.state = PaymentState::kRefunded;
+      r.amounts.refunded += amount;
+      break;
+  }
+  r.updated_at = now;
+  return r;
+}
+
+Decision operation_done(const Payment& p, const PendingOperation& pending,
+                        const Result<acquirer::OperationOutcome>& result, int64_t now) {
+  const auto& req = pending.request;
+  if (!result) {
+    // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
+    return answer(error_reply(500, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
+  }
+  const auto& outcome = *result;
+  ppp::OperationResponse response{req.kind,
+                                  p.id,
+                                  req.request_id,
+                                  outcome.succeeded ? outcome.id : "",
+                                  outcome.succeeded ? outcome.amount : 0,
+                                  outcome.succeeded ? "" : outcome.code,
+                                  outcome.message};
+  OperationRecord op = pending.record;
+  op.phase = OperationPhase::kDone;
+  op.http_status = outcome.succeeded ? 200 : 500;
+  op.response = ppp::write_operation_response(response);
+  op.updated_at = now;
+  // An operation is started only for a payment that exists: validate() and the stored
+  // operation's lookup both require the record, and nothing deletes one.
+  const PaymentRecord& r = *p.record;
+  Decision d = answer(Reply{op.http_status, op.response});
+  d.writes.push_back({Space::kOperations, pending.key, encode(op), pending.etag});
+  std::optional<PaymentRecord> updated;
+  if (outcome.succeeded) {
+    updated = apply_operation(r, req.kind, outcome.amount, now);
+  }
+  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, to_string(r.state),
+                          to_string(updated ? updated->state : r.state),
+                          std::string(ppp::to_string(req.kind)) + " "
+                              + format_amount(outcome.succeeded ? outcome.amount : 0)
+                              + (outcome.succeeded ? "" : " refused: " + outcome.code)));
+  d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::nullopt, std::nullopt, true});
+  if (updated) {
+    write_payment(d, p, std::move(*updated));
+  }
+  return d;
+}
+
+// -- webhooks and refreshes ---------------------------------------------------------------------
+
+Decision receive_event(const Payment& p, const AcquirerEvent& event,
+                       const Result<std::optional<storage::Versioned>>& seen, const CoreConfig& config, int64_t now) {
+  if (!seen) {
+    return answer(error_reply(seen.error()));
+  }
+  if (*seen) {
+    bool same = (*seen)->value == event.body_hash;
+    return noted_answer(entry(same ? "webhook_duplicate" : "webhook_conflict", event.event_id, event.body_hash),
+                        same ? Reply{200, R"({"received":true,"duplicate":true})"}
+                             : error_reply(409, "event-conflict",
+                                           "event " + event.event_id + " was received with a different body"));
+  }
+  if (!p.record) {
+    return answer(unknown_payment(p.id));
+  }
+  // The inbox record rides in the same batch as the transition it caused.
+  storage::Batch inbox{{Space::kInbox, event.event_id, event.body_hash, 0}};
+  return apply_outcome(p, event.authorization, std::move(inbox), Reply{200, R"({"received":true})"}, event.event_id,
+                       event.body_hash, config, now);
+}
+
+std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, const CoreConfig& config) {
+  if (!p.record) {
+    return answer(unknown_payment(p.id));
+  }
+  if (owner_of(*p.record, config) != merchant) {
+    return noted_answer(by(merchant, entry("access_refused", p.id, {}, {}, {},
+                                           "inbound request for another merchant's payment")),
+                        unknown_payment(p.id));
+  }
+  return std::nullopt;
+}
+
+Decision start_refresh(const Payment& p) {
+  if (p.record->state != PaymentState::kUndefined) {
+    return answer(Reply{200, p.record->response});
+  }
+  return then(Next::kAskStatus);
+}
+
+Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+                   const CoreConfig& config, int64_t now) {
+  if (!status || !*status) {
+    return answer(Reply{200, p.record->response});
+  }
+  return apply_outcome(p, **status, {}, std::nullopt, "status-call", {}, config, now);
+}
+
+}  // namespace idempay::domain
