@@ -1,0 +1,584 @@
+// The payment core, command by state, without CAF or a store: every decision is data, so each
+// row of docs/payment-core.md is asserted here. The expectations are written out from the
+// protocol's rules (a table per command), never computed by the functions under test.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "idempay/domain/payment_core.hpp"
+#include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/methods.hpp"
+
+namespace idempay::domain {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;
+constexpr uint64_t kEtag = 7;
+const std::string kMerchant = "shop-a";
+const std::string kOther = "shop-b";
+
+CoreConfig config() {
+  CoreConfig c;
+  c.fingerprint_key = "fingerprint-key";
+  c.legacy_owner = kMerchant;
+  c.public_url = "https://connector.example";
+  c.pos_link_key = "pos-key";
+  return c;
+}
+
+ppp::CreatePaymentRequest card_request(const std::string& method = "Visa") {
+  ppp::CreatePaymentRequest r;
+  r.payment_id = "pay-1";
+  r.transaction_id = "tx-1";
+  r.reference = "ref-1";
+  r.order_id = "order-1";
+  r.payment_method = method;
+  r.merchant_name = "store";
+  r.currency = "BRL";
+  r.callback_url = "https://gateway.example/callback";
+  r.value = 1000;
+  return r;
+}
+
+std::string fingerprint(const ppp::CreatePaymentRequest& r) { return ppp::payment_fingerprint(config().fingerprint_key, r); }
+
+const PaymentState kAllStates[] = {PaymentState::kProcessing, PaymentState::kUndefined, PaymentState::kApproved,
+                                   PaymentState::kDenied,     PaymentState::kCancelled, PaymentState::kSettled,
+                                   PaymentState::kRefunded,   PaymentState::kOrphaned};
+
+// A payment of kMerchant in `state`, created by card_request(): authorized 10.00, with settled
+// and refunded totals that leave room for one more 1.00 operation where the state allows one.
+Payment payment_in(PaymentState state, const std::string& method = "Visa") {
+  auto request = card_request(method);
+  PaymentRecord r;
+  r.state = state;
+  r.amounts.authorized = 1000;
+  r.amounts.settled = state == PaymentState::kSettled ? 500 : state == PaymentState::kRefunded ? 1000 : 0;
+  r.amounts.refunded = state == PaymentState::kRefunded ? 100 : 0;
+  r.currency = request.currency;
+  r.payment_method = request.payment_method;
+  r.owner = kMerchant;
+  r.fingerprint = fingerprint(request);
+  r.callback_url = request.callback_url;
+  r.tid = state == PaymentState::kProcessing ? "" : "tid-1";
+  r.response = R"({"stored":")" + std::string(to_string(state)) + R"("})";
+  return Payment{"pay-1", r, kEtag};
+}
+
+Payment no_payment() { return Payment{"pay-1", std::nullopt, 0}; }
+
+const storage::Write* write_to(const Decision& d, storage::Keyspace space) {
+  for (const auto& w : d.writes) {
+    if (w.keyspace == space) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+std::string state_name(const Decision& d) { return d.record ? std::string(to_string(d.record->state)) : "-"; }
+
+// -- Create Payment -----------------------------------------------------------------------------
+
+// What a repeated Create Payment of the same merchant does in each state: 'S' replays the
+// stored answer at once, 'A' asks the acquirer what it did under the payment's key.
+TEST(PaymentCoreTest, CreatePaymentRetriedInEveryState) {
+  const std::map<PaymentState, char> expected = {
+      {PaymentState::kProcessing, 'A'}, {PaymentState::kUndefined, 'S'}, {PaymentState::kApproved, 'S'},
+      {PaymentState::kDenied, 'S'},     {PaymentState::kCancelled, 'S'}, {PaymentState::kSettled, 'S'},
+      {PaymentState::kRefunded, 'S'},   {PaymentState::kOrphaned, 'A'},
+  };
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  for (auto state : kAllStates) {
+    SCOPED_TRACE(std::string(to_string(state)));
+    Payment p = payment_in(state);
+    auto now = answer_create_now(p, CreateArrival{request, kMerchant, fp}, config());
+    if (expected.at(state) == 'S') {
+      ASSERT_TRUE(now);
+      EXPECT_EQ(now->answer->status, 200u);
+      EXPECT_EQ(now->answer->body, p.record->response);  // byte for byte
+      EXPECT_FALSE(now->commits());
+      ASSERT_EQ(now->noted.size(), 1u);
+      EXPECT_EQ(now->noted[0].kind, "event_duplicate_reused");
+      continue;
+    }
+    EXPECT_FALSE(now);
+    Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+    EXPECT_EQ(d.next, Next::kAskStatus);
+    EXPECT_FALSE(d.commits());  // nothing is written before the acquirer has been asked
+  }
+}
+
+// Another merchant's paymentId and a different payment under the same id get one answer, in
+// every state, and leave an audit entry on the payment they tried.
+TEST(PaymentCoreTest, CreatePaymentConflictsInEveryState) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  auto different = card_request();
+  different.value = 2000;
+  auto different_fp = fingerprint(different);
+  for (auto state : kAllStates) {
+    SCOPED_TRACE(std::string(to_string(state)));
+    Payment p = payment_in(state);
+    auto theirs = answer_create_now(p, CreateArrival{request, kOther, fp}, config());
+    auto changed = answer_create_now(p, CreateArrival{different, kMerchant, different_fp}, config());
+    ASSERT_TRUE(theirs && changed);
+    EXPECT_EQ(theirs->answer->status, 400u);
+    EXPECT_EQ(theirs->answer->body, changed->answer->body);  // tells nothing about the other payment
+    EXPECT_EQ(theirs->noted.at(0).kind, "access_refused");
+    EXPECT_EQ(theirs->noted.at(0).merchant, kOther);
+    EXPECT_EQ(changed->noted.at(0).kind, "event_refused");
+    EXPECT_FALSE(theirs->commits() || changed->commits());
+  }
+}
+
+TEST(PaymentCoreTest, ANewPaymentWritesItsIntentBeforeTheAcquirerHearsOfIt) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  Payment p = no_payment();
+  EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));
+  Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, "route-b", config(), kNow);
+  EXPECT_EQ(d.next, Next::kAuthorize);
+  EXPECT_FALSE(d.answer);  // the caller waits for the acquirer
+  const auto* intent = write_to(d, Space::kPayments);
+  ASSERT_NE(intent, nullptr);
+  EXPECT_EQ(intent->expected_etag, std::optional<uint64_t>(0));  // put-if-absent: the serialisation point
+  ASSERT_NE(write_to(d, Space::kRecovery), nullptr);              // found again after a crash
+  EXPECT_TRUE(write_to(d, Space::kRecovery)->value.has_value());
+  ASSERT_TRUE(d.record);
+  EXPECT_EQ(d.record->state, PaymentState::kProcessing);
+  EXPECT_EQ(d.record->owner, kMerchant);
+  EXPECT_EQ(d.record->acquirer_route, "route-b");
+  EXPECT_EQ(d.record->created_at, kNow);
+  EXPECT_EQ(intent->value, encode(*d.record));
+  ASSERT_EQ(d.audit.size(), 2u);
+  EXPECT_EQ(d.audit[0].kind, "event_received");
+  EXPECT_EQ(d.audit[1].kind, "event_processing_started");
+}
+
+TEST(PaymentCoreTest, APosPaymentFirstAsksForItsTerminal) {
+  auto request = card_request("Venda Direta Debito");
+  ASSERT_TRUE(ppp::is_pos(request.payment_method));
+  auto fp = fingerprint(request);
+  Decision d = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  EXPECT_EQ(d.next, Next::kEnd);  // nothing reaches the acquirer yet
+  ASSERT_TRUE(d.record && d.answer);
+  EXPECT_EQ(d.record->state, PaymentState::kUndefined);
+  EXPECT_EQ(d.record->pos_phase, kIdentifyTerminal);
+  EXPECT_EQ(write_to(d, Space::kRecovery), nullptr);  // undefined: the acquirer has not heard of it
+  auto answer = JsonValue::parse(d.answer->body);
+  ASSERT_TRUE(answer);
+  ASSERT_NE(answer->find("paymentAppData"), nullptr);
+  EXPECT_EQ(answer->find("paymentAppData")->string_or("appName"), "vtex.terminal-connector-app");
+  auto token = pos_link_token(config().pos_link_key, "pay-1");
+  EXPECT_NE(d.answer->body.find("/pos/pay-1/terminal?token=" + token), std::string::npos);
+  EXPECT_TRUE(pos_link_token_matches(config().pos_link_key, "pay-1", token));
+  EXPECT_FALSE(pos_link_token_matches(config().pos_link_key, "pay-2", token));
+}
+
+// The POS flow, step by step: the terminal is recorded once, the next Create Payment starts
+// the charge with a compare-and-swap, and one that finds the charge unanswered (a crash)
+// asks the acquirer.
+TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
+  auto request = card_request("Venda Direta Debito");
+  auto fp = fingerprint(request);
+  Decision created = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  Payment p{"pay-1", created.record, 1};
+
+  EXPECT_FALSE(answer_terminal_now(p));
+  Decision submitted = submit_terminal(p, "T-1", kNow);
+  ASSERT_TRUE(submitted.commits());
+  EXPECT_EQ(write_to(submitted, Space::kPayments)->expected_etag, std::optional<uint64_t>(1));
+  EXPECT_EQ(submitted.answer->status, 200u);
+  p = Payment{"pay-1", submitted.record, 2};
+  EXPECT_FALSE(submit_terminal(p, "T-1", kNow).commits());  // the same terminal again: accepted
+  EXPECT_EQ(submit_terminal(p, "T-1", kNow).answer->status, 200u);
+  EXPECT_EQ(submit_terminal(p, "T-2", kNow).answer->status, 409u);
+
+  EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));  // work is due
+  Decision charge = start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  EXPECT_EQ(charge.next, Next::kAuthorize);
+  EXPECT_EQ(write_to(charge, Space::kPayments)->expected_etag, std::optional<uint64_t>(2));
+  EXPECT_EQ(charge.record->pos_phase, kAwaitPos);
+
+  p = Payment{"pay-1", charge.record, 3};  // crash: the charge's answer was never recorded
+  EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));
+  EXPECT_EQ(start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow).next, Next::kAskStatus);
+
+  EXPECT_EQ(answer_terminal_now(payment_in(PaymentState::kApproved))->answer->status, 404u);  // not POS
+  EXPECT_EQ(answer_terminal_now(no_payment())->answer->status, 404u);
+}
+
+acquirer::Authorization outcome(acquirer::AuthorizationStatus status, int64_t revision = 1) {
+  acquirer::Authorization a;
+  a.status = status;
+  a.tid = "tid-9";
+  a.nsu = "nsu-9";
+  a.authorization_id = "auth-9";
+  a.acquirer = "stub";
+  a.code = "ok";
+  a.message = "message";
+  a.revision = revision;
+  return a;
+}
+
+// The acquirer's answer to authorize, for a caller that waited, one told "undefined", and
+// reconciliation in the background: only those who did not hear the outcome get a callback.
+TEST(PaymentCoreTest, AuthorizationOutcomesAndWhoIsCalledBack) {
+  struct Row {
+    acquirer::AuthorizationStatus status;
+    Listeners listeners;
+    const char* state;
+    bool callback;
+  };
+  using S = acquirer::AuthorizationStatus;
+  const Row rows[] = {
+      {S::kApproved, {false, false}, "approved", false}, {S::kDenied, {false, false}, "denied", false},
+      {S::kPending, {false, false}, "undefined", false}, {S::kApproved, {false, true}, "approved", true},
+      {S::kDenied, {true, false}, "denied", true},       {S::kPending, {true, false}, "undefined", false},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(std::string(row.state) + (row.listeners.background ? " background" : "")
+                 + (row.listeners.told_undefined ? " told undefined" : ""));
+    Payment p = payment_in(PaymentState::kProcessing);
+    Decision d = authorized(p, outcome(row.status), row.listeners, config(), kNow);
+    EXPECT_EQ(state_name(d), row.state);
+    EXPECT_EQ(write_to(d, Space::kPayments)->expected_etag, std::optional<uint64_t>(kEtag));
+    const auto* recovery = write_to(d, Space::kRecovery);
+    ASSERT_NE(recovery, nullptr);  // the outcome is known: nothing left to recover
+    EXPECT_FALSE(recovery->value.has_value());
+    EXPECT_EQ(d.callback.has_value(), row.callback);
+    EXPECT_EQ(write_to(d, Space::kOutbox) != nullptr, row.callback);  // in the same batch
+    EXPECT_EQ(d.answer->body, d.record->response);
+    if (d.callback) {
+      EXPECT_EQ(d.callback->body, d.record->response);
+      EXPECT_EQ(d.callback->id, "dlv_pay-1_1");
+      EXPECT_EQ(d.record->callbacks, 1);
+    }
+  }
+}
+
+TEST(PaymentCoreTest, AFailedAcquirerCallAnswersUndefinedAndReconcilesLater) {
+  Payment p = payment_in(PaymentState::kProcessing);
+  Decision d = authorize_failed(p, Error{ErrorCode::kUnavailable, "timeout"}, kMerchant);
+  EXPECT_FALSE(d.commits());  // the record stays unresolved
+  EXPECT_EQ(d.next, Next::kReconcileLater);
+  EXPECT_EQ(d.answer->body, undefined_answer("pay-1").body);
+  EXPECT_EQ(d.noted.at(0).kind, "event_failed");
+
+  auto failed = Result<std::optional<acquirer::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "x"}));
+  EXPECT_EQ(create_status(p, failed, {}, kMerchant, config(), kNow).next, Next::kReconcileLater);
+  EXPECT_EQ(background_status(p, failed, config(), kNow).next, Next::kReconcileLater);
+  EXPECT_FALSE(background_status(p, failed, config(), kNow).answer);  // nobody waits
+}
+
+// Resumption after a crash at each step of a Create Payment: the retry never authorizes under
+// a new key, never writes a second intent, and ends in the outcome the acquirer recorded.
+TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  CreateArrival arrival{request, kMerchant, fp};
+  Decision intent = start_create(no_payment(), arrival, "", config(), kNow);
+  Payment after_intent{"pay-1", intent.record, 1};  // crash before the acquirer was called
+
+  Decision retried = start_create(after_intent, arrival, "", config(), kNow);
+  ASSERT_EQ(retried.next, Next::kAskStatus);
+  Decision never_saw = create_status(after_intent, std::optional<acquirer::Authorization>(), {}, kMerchant, config(), kNow);
+  EXPECT_EQ(never_saw.next, Next::kAuthorize);  // under the payment's own key, still only one
+  EXPECT_FALSE(never_saw.commits());
+
+  // Crash after the acquirer approved, before the result was written.
+  Decision found = create_status(after_intent, outcome(acquirer::AuthorizationStatus::kApproved), {}, kMerchant,
+                                 config(), kNow);
+  EXPECT_EQ(state_name(found), "approved");
+  EXPECT_EQ(write_to(found, Space::kPayments)->expected_etag, std::optional<uint64_t>(1));
+  Payment after_result{"pay-1", found.record, 2};
+
+  // Crash after the result: the retry replays it byte for byte.
+  auto replay = answer_create_now(after_result, arrival, config());
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->answer->body, found.answer->body);
+
+  // Found in the background instead: the caller who heard "undefined" is called back.
+  Decision background = background_status(after_intent, outcome(acquirer::AuthorizationStatus::kDenied), config(), kNow);
+  EXPECT_EQ(state_name(background), "denied");
+  EXPECT_TRUE(background.callback);
+  Decision unseen = background_status(after_intent, std::optional<acquirer::Authorization>(), config(), kNow);
+  EXPECT_FALSE(unseen.commits());  // the gateway's retry authorizes it
+  EXPECT_EQ(unseen.noted.at(0).kind, "event_reconciled");
+}
+
+TEST(PaymentCoreTest, OnlyAProcessingPaymentIsOrphaned) {
+  for (auto state : kAllStates) {
+    SCOPED_TRACE(std::string(to_string(state)));
+    auto d = orphan(payment_in(state), kNow);
+    EXPECT_EQ(d.has_value(), state == PaymentState::kProcessing);
+    if (d) {
+      EXPECT_EQ(state_name(*d), "orphaned");
+      EXPECT_EQ(write_to(*d, Space::kPayments)->expected_etag, std::optional<uint64_t>(kEtag));
+    }
+  }
+  EXPECT_FALSE(orphan(no_payment(), kNow));
+}
+
+// -- cancel / settle / refund -------------------------------------------------------------------
+
+ppp::OperationRequest operation(ppp::OperationKind kind, Cents value, const std::string& request_id = "req-1") {
+  ppp::OperationRequest r;
+  r.kind = kind;
+  r.payment_id = "pay-1";
+  r.request_id = request_id;
+  r.value = value;
+  return r;
+}
+
+std::string op_fingerprint(const ppp::OperationRequest& r) {
+  return ppp::operation_fingerprint(config().fingerprint_key, r);
+}
+
+Decision start(const Payment& p, const ppp::OperationRequest& req,
+               const Result<std::optional<StoredOperation>>& stored = std::optional<StoredOperation>()) {
+  auto fp = op_fingerprint(req);
+  return start_operation(p, OperationArrival{req, kMerchant, fp}, stored, kNow);
+}
+
+// A first cancel, settle (1.00) or refund (1.00) in each state: 'I' writes its intent and calls
+// the acquirer, 'R' is refused by the state machine with nothing written.
+TEST(PaymentCoreTest, OperationsInEveryState) {
+  using K = ppp::OperationKind;
+  const std::map<PaymentState, std::string> expected = {
+      // cancel, settle, refund
+      {PaymentState::kProcessing, "RRR"}, {PaymentState::kUndefined, "IRR"}, {PaymentState::kApproved, "IIR"},
+      {PaymentState::kDenied, "RRR"},     {PaymentState::kCancelled, "RRR"}, {PaymentState::kSettled, "RII"},
+      {PaymentState::kRefunded, "RRI"},   {PaymentState::kOrphaned, "RRR"},
+  };
+  const K kinds[] = {K::kCancel, K::kSettle, K::kRefund};
+  for (auto state : kAllStates) {
+    for (int i = 0; i < 3; ++i) {
+      SCOPED_TRACE(std::string(to_string(state)) + " " + std::string(ppp::to_string(kinds[i])));
+      Payment p = payment_in(state);
+      auto req = operation(kinds[i], kinds[i] == K::kCancel ? 0 : 100);
+      Decision d = start(p, req);
+      if (expected.at(state)[i] == 'I') {
+        EXPECT_EQ(d.next, Next::kOperate);
+        const auto* intent = write_to(d, Space::kOperations);
+        ASSERT_NE(intent, nullptr);
+        EXPECT_EQ(intent->key, "pay-1/req-1");
+        EXPECT_EQ(intent->expected_etag, std::optional<uint64_t>(0));
+        EXPECT_EQ(d.operation->record.acquirer_key, "pay-1/req-1");  // scoped to the payment
+        EXPECT_EQ(d.operation->record.amount, kinds[i] == K::kCancel ? 1000 : 100);
+        EXPECT_EQ(write_to(d, Space::kPayments), nullptr);  // the payment changes once it is done
+        ASSERT_NE(write_to(d, Space::kRecovery), nullptr);
+      } else {
+        EXPECT_EQ(d.next, Next::kEnd);
+        EXPECT_FALSE(d.commits());
+        EXPECT_EQ(d.answer->status, 400u);
+        EXPECT_EQ(d.noted.at(0).kind, "operation_refused");
+      }
+    }
+  }
+  EXPECT_EQ(start(no_payment(), operation(K::kCancel, 0)).answer->status, 404u);
+}
+
+TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
+  for (auto state : kAllStates) {
+    auto req = operation(ppp::OperationKind::kCancel, 0);
+    auto fp = op_fingerprint(req);
+    auto d = answer_operation_now(payment_in(state), OperationArrival{req, kOther, fp}, config());
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->answer->body, unknown_payment("pay-1").body);
+    EXPECT_FALSE(answer_operation_now(payment_in(state), OperationArrival{req, kMerchant, fp}, config()));
+  }
+}
+
+// An operation resumed after a crash at each step: before the acquirer answered (same key
+// again, no second intent), after it answered (the stored answer), and a requestId reused.
+TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
+  Payment p = payment_in(PaymentState::kApproved);
+  auto req = operation(ppp::OperationKind::kSettle, 400);
+  Decision first = start(p, req);
+  StoredOperation stored{first.operation->key, first.operation->record, 1};
+
+  Decision resumed = start(p, req, std::optional<StoredOperation>(stored));
+  EXPECT_EQ(resumed.next, Next::kOperate);
+  EXPECT_FALSE(resumed.commits());
+  EXPECT_EQ(resumed.operation->record.acquirer_key, first.operation->record.acquirer_key);
+  EXPECT_EQ(resumed.operation->etag, 1u);
+  auto recovered = resume_operation("pay-1", "req-1", stored);
+  ASSERT_TRUE(recovered);
+  EXPECT_EQ(recovered->record.acquirer_key, "pay-1/req-1");
+
+  acquirer::OperationOutcome ok{true, "settle-1", 400, "", ""};
+  PendingOperation pending = *first.operation;
+  pending.etag = 1;
+  Decision done = operation_done(p, pending, ok, kNow);
+  EXPECT_EQ(done.answer->status, 200u);
+  EXPECT_EQ(state_name(done), "settled");
+  EXPECT_EQ(done.record->amounts.settled, 400);
+  EXPECT_EQ(write_to(done, Space::kOperations)->expected_etag, std::optional<uint64_t>(1));
+  EXPECT_EQ(write_to(done, Space::kPayments)->expected_etag, std::optional<uint64_t>(kEtag));
+
+  auto stored_done = decode_operation(*write_to(done, Space::kOperations)->value);
+  ASSERT_TRUE(stored_done);
+  StoredOperation after{stored.key, *stored_done, 2};
+  Payment settled{"pay-1", done.record, kEtag + 1};
+  Decision replay = start(settled, req, std::optional<StoredOperation>(after));
+  EXPECT_EQ(replay.answer->body, done.answer->body);  // G2
+  EXPECT_FALSE(replay.commits());
+  EXPECT_FALSE(resume_operation("pay-1", "req-1", after));  // nothing in flight any more
+
+  auto other = operation(ppp::OperationKind::kSettle, 300);
+  Decision reused = start(settled, other, std::optional<StoredOperation>(after));
+  EXPECT_EQ(reused.answer->body, request_conflict("req-1").body);
+
+  auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), kNow);
+  EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
+  EXPECT_EQ(unknown.answer->status, 500u);
+
+  acquirer::OperationOutcome refused{false, "", 0, "too-late", "refused"};
+  Decision no = operation_done(p, pending, refused, kNow);
+  EXPECT_EQ(no.answer->status, 500u);
+  EXPECT_EQ(write_to(no, Space::kPayments), nullptr);  // the payment does not change
+  ASSERT_NE(write_to(no, Space::kOperations), nullptr);
+}
+
+// Random sequences of settlements and refunds, each carried through the core as the actor
+// would: the totals never break settled <= authorized and refunded <= settled, a refused
+// operation changes nothing, and the totals are the sum of what was accepted.
+TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
+  std::mt19937 random(12345);
+  for (int round = 0; round < 200; ++round) {
+    Payment p = payment_in(PaymentState::kApproved);
+    Cents accepted_settled = 0;
+    Cents accepted_refunded = 0;
+    for (int step = 0; step < 12; ++step) {
+      auto kind = random() % 2 == 0 ? ppp::OperationKind::kSettle : ppp::OperationKind::kRefund;
+      Cents value = static_cast<Cents>(random() % 600) + 1;
+      auto req = operation(kind, value, "req-" + std::to_string(step));
+      Decision d = start(p, req);
+      if (d.next != Next::kOperate) {
+        EXPECT_FALSE(d.commits());
+        continue;
+      }
+      PendingOperation pending = *d.operation;
+      pending.etag = 1;
+      Decision done = operation_done(p, pending, acquirer::OperationOutcome{true, "op", value, "", ""}, kNow);
+      ASSERT_TRUE(done.record);
+      (kind == ppp::OperationKind::kSettle ? accepted_settled : accepted_refunded) += value;
+      p = Payment{"pay-1", done.record, p.etag + 1};
+      const Amounts& a = p.record->amounts;
+      ASSERT_LE(a.settled, a.authorized);
+      ASSERT_LE(a.refunded, a.settled);
+      ASSERT_EQ(a.settled, accepted_settled);
+      ASSERT_EQ(a.refunded, accepted_refunded);
+    }
+  }
+}
+
+// -- webhooks and refreshes ---------------------------------------------------------------------
+
+AcquirerEvent event(acquirer::AuthorizationStatus status, int64_t revision = 5) {
+  AcquirerEvent e;
+  e.event_id = "evt-1";
+  e.body_hash = "hash-1";
+  e.payment_id = "pay-1";
+  e.authorization = outcome(status, revision);
+  return e;
+}
+
+// A verified, first-seen webhook reporting approval: only an undefined payment moves; every
+// other state records the event in the inbox as ignored, in one batch with its audit entry.
+TEST(PaymentCoreTest, WebhooksInEveryState) {
+  for (auto state : kAllStates) {
+    SCOPED_TRACE(std::string(to_string(state)));
+    Payment p = payment_in(state);
+    Decision d = receive_event(p, event(acquirer::AuthorizationStatus::kApproved),
+                               std::optional<storage::Versioned>(), config(), kNow);
+    ASSERT_NE(write_to(d, Space::kInbox), nullptr);  // never applied twice
+    EXPECT_EQ(write_to(d, Space::kInbox)->expected_etag, std::optional<uint64_t>(0));
+    EXPECT_EQ(d.answer->body, R"({"received":true})");
+    if (state == PaymentState::kUndefined) {
+      EXPECT_EQ(state_name(d), "approved");
+      EXPECT_EQ(d.audit.at(0).kind, "webhook_applied");
+      EXPECT_TRUE(d.callback);
+      EXPECT_EQ(d.record->authorization_id, "auth-9");
+    } else {
+      EXPECT_EQ(state_name(d), "-");
+      EXPECT_EQ(write_to(d, Space::kPayments), nullptr);
+      EXPECT_EQ(d.audit.at(0).kind, "webhook_ignored");
+    }
+  }
+  EXPECT_EQ(receive_event(no_payment(), event(acquirer::AuthorizationStatus::kApproved),
+                          std::optional<storage::Versioned>(), config(), kNow)
+                .answer->status,
+            404u);
+}
+
+TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
+  Payment p = payment_in(PaymentState::kUndefined);
+  p.record->acquirer_revision = 5;
+  auto none = std::optional<storage::Versioned>();
+  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kApproved, 5), none, config(), kNow)), "-");
+  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kPending, 6), none, config(), kNow)), "-");
+  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kDenied, 6), none, config(), kNow)),
+            "denied");
+
+  storage::Versioned same{"hash-1", 1};
+  Decision duplicate = receive_event(p, event(acquirer::AuthorizationStatus::kApproved), same, config(), kNow);
+  EXPECT_FALSE(duplicate.commits());
+  EXPECT_EQ(duplicate.answer->body, R"({"received":true,"duplicate":true})");
+  storage::Versioned different{"hash-2", 1};
+  Decision conflict = receive_event(p, event(acquirer::AuthorizationStatus::kApproved), different, config(), kNow);
+  EXPECT_FALSE(conflict.commits());
+  EXPECT_EQ(conflict.answer->status, 409u);
+}
+
+TEST(PaymentCoreTest, RefreshesInEveryState) {
+  for (auto state : kAllStates) {
+    SCOPED_TRACE(std::string(to_string(state)));
+    Payment p = payment_in(state);
+    EXPECT_EQ(answer_refresh_now(p, kOther, config())->answer->body, unknown_payment("pay-1").body);
+    EXPECT_FALSE(answer_refresh_now(p, kMerchant, config()));
+    Decision d = start_refresh(p);
+    if (state == PaymentState::kUndefined) {
+      EXPECT_EQ(d.next, Next::kAskStatus);
+      Decision found = refreshed(p, outcome(acquirer::AuthorizationStatus::kApproved, 9), config(), kNow);
+      EXPECT_EQ(state_name(found), "approved");
+      Decision unknown = refreshed(p, std::optional<acquirer::Authorization>(), config(), kNow);
+      EXPECT_FALSE(unknown.commits());
+      EXPECT_EQ(unknown.answer->body, p.record->response);
+    } else {
+      EXPECT_EQ(d.next, Next::kEnd);
+      EXPECT_EQ(d.answer->body, p.record->response);
+    }
+  }
+  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, config())->answer->status, 404u);
+}
+
+// Payments stored before owners were recorded belong to the legacy owner.
+TEST(PaymentCoreTest, LegacyPaymentsBelongToTheLegacyOwner) {
+  Payment p = payment_in(PaymentState::kApproved);
+  p.record->owner.clear();
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config())->answer->status, 200u);
+  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kOther, fp}, config())->answer->status, 400u);
+}
+
+// The same inputs give the same decision, byte for byte: nothing hidden feeds the core.
+TEST(PaymentCoreTest, DecisionsDependOnlyOnTheirInputs) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  auto a = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  auto b = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  ASSERT_EQ(a.writes.size(), b.writes.size());
+  for (size_t i = 0; i < a.writes.size(); ++i) {
+    EXPECT_EQ(a.writes[i].key, b.writes[i].key);
+    EXPECT_EQ(a.writes[i].value, b.writes[i].value);
+  }
+}
+
+}  // namespace
+}  // namespace idempay::domain
