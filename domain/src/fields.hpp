@@ -38,6 +38,11 @@ struct Codec<I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, boo
   }
 };
 
+template <class C, class = void>
+struct HasIsDefault : std::false_type {};
+template <class C>
+struct HasIsDefault<C, std::void_t<decltype(&C::is_default)>> : std::true_type {};
+
 /// A field: its JSON name and how to reach the member (a generic lambda returning a reference,
 /// so that one accessor serves both writing and reading, nested members included).
 /// `kOmitDefault`: not written while the member holds its default value.
@@ -57,18 +62,55 @@ constexpr Field<Access, true> field_unless_default(std::string_view name, Access
   return {name, access};
 }
 
+/// The format version a record is written in, as its first member: a record without it is
+/// version 1; a record of a newer version than this code knows is refused, never misread.
+struct Version {
+  std::string_view name;
+  int64_t current;
+};
+
+constexpr Version version(std::string_view name, int64_t current) { return {name, current}; }
+
+/// True when `value` is its type's default: equal to V{}, or, for a nested record, every one
+/// of its fields at its default.
+template <class V>
+bool is_default(const V& value) {
+  if constexpr (HasIsDefault<Codec<V>>::value) {
+    return Codec<V>::is_default(value);
+  } else {
+    return value == V{};
+  }
+}
+
 /// Writes one field of `record`.
 template <class T, class Access, bool kOmitDefault>
 void write_field(JsonWriter& w, const T& record, const Field<Access, kOmitDefault>& f) {
   const auto& value = f.access(record);
   using V = std::decay_t<decltype(value)>;
   if constexpr (kOmitDefault) {
-    if (value == V{}) {
+    if (is_default(value)) {
       return;
     }
   }
   w.key(f.name);
   Codec<V>::write(w, value);
+}
+
+template <class T>
+void write_field(JsonWriter& w, const T&, const Version& v) {
+  w.key(v.name).number(v.current);
+}
+
+template <class T, class Access, bool kOmitDefault>
+bool read_field(const JsonValue& object, T& record, const Field<Access, kOmitDefault>& f) {
+  auto& value = f.access(record);
+  using V = std::decay_t<decltype(value)>;
+  return Codec<V>::read(object, f.name, value);
+}
+
+template <class T>
+bool read_field(const JsonValue& object, T&, const Version& v) {
+  return object.int_or(v.name, 1) <= v.current;
 }
 
 /// Writes every field of `table` of `record` as members of the object being written.
@@ -80,16 +122,7 @@ void write(JsonWriter& w, const T& record, const Table& table) {
 /// Reads every field of `table` into `record`; false if one holds an impossible value.
 template <class T, class Table>
 bool read(const JsonValue& object, T& record, const Table& table) {
-  return std::apply(
-      [&](const auto&... f) {
-        auto one = [&](const auto& fld) {
-          auto& value = fld.access(record);
-          using V = std::decay_t<decltype(value)>;
-          return Codec<V>::read(object, fld.name, value);
-        };
-        return (one(f) && ...);
-      },
-      table);
+  return std::apply([&](const auto&... f) { return (read_field(object, record, f) && ...); }, table);
 }
 
 /// The whole record as one JSON object.
@@ -127,6 +160,9 @@ struct NestedCodec {
   static bool read(const JsonValue& object, std::string_view name, T& v) {
     const JsonValue* nested = object.find(name);
     return nested == nullptr || fields::read(*nested, v, kTable);
+  }
+  static bool is_default(const T& v) {
+    return std::apply([&](const auto&... f) { return (fields::is_default(f.access(v)) && ...); }, kTable);
   }
 };
 

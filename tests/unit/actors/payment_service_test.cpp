@@ -11,6 +11,7 @@
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/domain/records.hpp"
+#include "forwarding_store.hpp"
 
 namespace idempay::actors {
 namespace {
@@ -201,37 +202,15 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
 // writes would collide (503) or the settled totals would disagree.
 // Forwards to a memory store and records, in commit order, every sequence number written to
 // an audit chain head.
-class HeadWatchingStore final : public storage::Store {
+class HeadWatchingStore final : public testing::ForwardingStore {
 public:
-  Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
-    return inner_->get(ks, key);
-  }
-  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
-                                                                            std::string_view key) override {
-    return inner_->get_if_in_memory(ks, key);
-  }
-  void read_async(std::function<void(storage::Store&)> job) override {
-    inner_->read_async([this, job](storage::Store&) { job(*this); });
-  }
-  void commit(storage::Batch batch, storage::CommitCallback done) override {
-    record(batch);
-    inner_->commit(std::move(batch), std::move(done));
-  }
-  void commit_riding_along(storage::Batch batch, storage::CommitCallback done) override {
-    record(batch);
-    inner_->commit_riding_along(std::move(batch), std::move(done));
-  }
-  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
-                                                                        size_t limit) override {
-    return inner_->scan(ks, prefix, limit);
-  }
   std::vector<int64_t> heads() {
     std::lock_guard lock(mutex_);
     return heads_;
   }
 
 private:
-  void record(const storage::Batch& batch) {
+  void watch(const storage::Batch& batch, bool) override {
     std::lock_guard lock(mutex_);
     for (const auto& w : batch) {
       if (w.keyspace == Space::kAudit && w.key.find("/~head") != std::string::npos && w.value) {
@@ -239,9 +218,23 @@ private:
       }
     }
   }
-  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
   std::mutex mutex_;
   std::vector<int64_t> heads_;
+};
+
+// A running service over `store`, with a stub that answers at once.
+struct Running {
+  explicit Running(storage::Store& store) : service(store, stub, transport, ServiceOptions{}) {
+    EXPECT_TRUE(service.start());
+  }
+  Reply create(const std::string& id) {
+    std::promise<Reply> p;
+    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
+  PaymentService service;
 };
 
 // Duplicates' audit entries are buffered by the actor until its mailbox is drained. A
@@ -250,13 +243,9 @@ private:
 // right after must store every buffered entry.
 TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
   HeadWatchingStore store;
-  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
-  RecordingTransport transport;
-  PaymentService service(store, stub, transport, ServiceOptions{});
-  ASSERT_TRUE(service.start());
-  std::promise<Reply> created;
-  service.create_payment(create_request("p6"), "shop", [&created](Reply r) { created.set_value(std::move(r)); });
-  ASSERT_EQ(created.get_future().get().status, 200u);
+  Running running(store);
+  auto& service = running.service;
+  ASSERT_EQ(running.create("p6").status, 200u);
 
   constexpr int kDuplicates = 40;
   std::vector<std::promise<Reply>> replies(kDuplicates + 2);
@@ -344,31 +333,30 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
 // runs), and scans of the outbox. Every other memory-only lookup answers "needs the disk", so
 // that both paths are taken. A lookup whose block is not
 // cached waits for the disk, and the CAF worker that made it would hold every other payment.
-class ReaderCheckingStore final : public storage::Store {
+class ReaderCheckingStore final : public testing::ForwardingStore {
 public:
   Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
     note(ks != Space::kMeta);
-    return inner_->get(ks, key);
+    return ForwardingStore::get(ks, key);
   }
   std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
                                                                             std::string_view key) override {
     if (++memory_only_ % 2 == 0) {
       return std::nullopt;
     }
-    return inner_->get_if_in_memory(ks, key);
+    return ForwardingStore::get_if_in_memory(ks, key);
   }
   void read_async(std::function<void(storage::Store&)> job) override {
-    inner_->read_async([this, job](storage::Store&) {
+    ForwardingStore::read_async([job](storage::Store& self) {
       in_job_ = true;
-      job(*this);
+      job(self);
       in_job_ = false;
     });
   }
-  void commit(storage::Batch batch, storage::CommitCallback done) override { inner_->commit(std::move(batch), std::move(done)); }
   Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
                                                                         size_t limit) override {
     note(ks == Space::kOutbox);
-    return inner_->scan(ks, prefix, limit);
+    return ForwardingStore::scan(ks, prefix, limit);
   }
   void started() { started_ = true; }
   int outside() const { return outside_; }
@@ -380,7 +368,6 @@ private:
       ++(in_job_ ? inside_ : outside_);
     }
   }
-  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
   std::atomic<bool> started_{false};
   std::atomic<int> outside_{0};
   std::atomic<int> inside_{0};
@@ -425,30 +412,21 @@ TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
 }
 
 // Every read needs "the disk", and reads wait at a gate until the test opens it.
-class GatedStore final : public storage::Store {
+class GatedStore final : public testing::ForwardingStore {
 public:
-  Result<std::optional<storage::Versioned>> get(storage::Keyspace ks, std::string_view key) override {
-    return inner_->get(ks, key);
-  }
   std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace,
                                                                             std::string_view) override {
     return std::nullopt;
   }
   void read_async(std::function<void(storage::Store&)> job) override {
-    inner_->read_async([this, job](storage::Store&) {
+    ForwardingStore::read_async([this, job](storage::Store& self) {
       gate_.wait();
-      job(*this);
+      job(self);
     });
-  }
-  void commit(storage::Batch batch, storage::CommitCallback done) override { inner_->commit(std::move(batch), std::move(done)); }
-  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace ks, std::string_view prefix,
-                                                                        size_t limit) override {
-    return inner_->scan(ks, prefix, limit);
   }
   void open() { opened_.set_value(); }
 
 private:
-  std::unique_ptr<storage::Store> inner_ = storage::make_memory_store(keyspace_names());
   std::promise<void> opened_;
   std::shared_future<void> gate_ = opened_.get_future().share();
 };
@@ -474,6 +452,53 @@ TEST(PaymentServiceReadsTest, AnActorWaitingForItsRecordNeverRetires) {
   EXPECT_EQ(b.status, 200u);
   EXPECT_EQ(a.body, b.body);
   service.shutdown();
+}
+
+// Counts what reaches the store: batches that wait for the disk, batches that ride along, and
+// the keys and bytes (key and value) they write.
+class WriteCountingStore final : public testing::ForwardingStore {
+public:
+  struct Totals {
+    int synced = 0;
+    int riding_along = 0;
+    int keys = 0;
+    size_t bytes = 0;
+  };
+  Totals totals() {
+    std::lock_guard lock(mutex_);
+    return totals_;
+  }
+
+private:
+  void watch(const storage::Batch& batch, bool riding_along) override {
+    std::lock_guard lock(mutex_);
+    ++(riding_along ? totals_.riding_along : totals_.synced);
+    for (const auto& w : batch) {
+      ++totals_.keys;
+      totals_.bytes += w.key.size() + (w.value ? w.value->size() : 0);
+    }
+  }
+  std::mutex mutex_;
+  Totals totals_;
+};
+
+// What one approved card payment costs the store, from the Create Payment to its answer. The
+// README's write budget per create: it may shrink, never grow unnoticed.
+TEST(PaymentServiceWritesTest, ACreatePaymentWritesTwoSyncedBatchesWithinItsBudget) {
+  WriteCountingStore store;
+  Running running(store);
+  auto before = store.totals();  // the service's own keys (fingerprint and POS link keys)
+  ASSERT_EQ(running.create("w1").status, 200u);
+  running.service.shutdown();
+  auto after = store.totals();
+  int synced = after.synced - before.synced;
+  int keys = after.keys - before.keys;
+  size_t bytes = after.bytes - before.bytes;
+  std::printf("create: %d synced batches, %d riding along, %d keys, %zu bytes\n", synced,
+              after.riding_along - before.riding_along, keys, bytes);
+  EXPECT_EQ(synced, 2);  // the intent before the acquirer call, the outcome after it
+  EXPECT_LE(keys, 9);  // intent, recovery key, 3 audit entries, 2 chain heads, outcome, recovery key removed
+  EXPECT_LE(bytes, 2500u);  // 3,129 before payment records left out their defaults
 }
 
 // A store that refuses every commit: nothing may be reported as done.

@@ -1,6 +1,7 @@
 // The stored records' encodings (one field table each, domain/src/fields.hpp): records written
-// by the previous, hand-written encoders read back and are written again byte for byte; every
-// field survives a round trip; impossible values are refused.
+// by the previous encoders read back with every field; payments are written in version 2
+// (members at their default left out) and read back the same; operations and outbox entries
+// are written again byte for byte; impossible values and newer versions are refused.
 #include <gtest/gtest.h>
 
 #include "idempay/domain/outbox.hpp"
@@ -9,7 +10,7 @@
 namespace idempay::domain {
 namespace {
 
-// Exactly what the hand-written encoder of the previous version wrote for a POS payment.
+// Exactly what the encoders of version 1 wrote for a POS payment.
 constexpr std::string_view kStoredPayment =
     R"({"state":"approved","authorized":3190,"settled":1000,"refunded":500,"currency":"BRL",)"
     R"("paymentMethod":"Venda Direta Debito","orderId":"o-1","reference":"r-1","transactionId":"t-1",)"
@@ -22,7 +23,7 @@ constexpr std::string_view kStoredPayment =
     R"("firstDigits":"444433","lastDigits":"1111"},"posPhase":"await-pos","terminalSerial":"SN-9",)"
     R"("createdAt":1700000000000,"updatedAt":1700000000500})";
 
-TEST(RecordsTest, APaymentStoredByThePreviousEncoderReadsAndWritesBackByteForByte) {
+TEST(RecordsTest, APaymentStoredInVersionOneReadsTheSameAndIsWrittenInVersionTwo) {
   auto r = decode_payment(kStoredPayment);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->state, PaymentState::kApproved);
@@ -36,7 +37,46 @@ TEST(RecordsTest, APaymentStoredByThePreviousEncoderReadsAndWritesBackByteForByt
   EXPECT_EQ(r->response, R"({"status":"approved"})");
   EXPECT_EQ(r->terminal_serial, "SN-9");
   EXPECT_EQ(r->updated_at, 1700000000500);
-  EXPECT_EQ(encode(*r), kStoredPayment);
+  // Every member is set, so version 2 writes them all, after its version.
+  std::string v2 = encode(*r);
+  EXPECT_EQ(v2, R"({"v":2,)" + std::string(kStoredPayment.substr(1)));
+  auto again = decode_payment(v2);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(encode(*again), v2);
+}
+
+// A card payment's intent as version 1 wrote it (every member, empty or not), and the same
+// record in version 2: a third shorter, and read back to the same record.
+TEST(RecordsTest, VersionTwoLeavesOutDefaultsAndReadsBackTheSame) {
+  constexpr std::string_view kIntentV1 =
+      R"({"state":"processing","authorized":10000,"settled":0,"refunded":0,"currency":"BRL","paymentMethod":"Visa",)"
+      R"("orderId":"O","reference":"R","transactionId":"T","merchant":"","owner":"shop","acquirerRoute":"",)"
+      R"("fingerprint":"v2:4ded","callbackUrl":"https://gw.example/cb","card":{"bin":"444433","last4":"1111",)"
+      R"("length":16,"expMonth":"","expYear":""},"tid":"","nsu":"","authorizationId":"","acquirer":"","response":"",)"
+      R"("acquirerRevision":0,"callbacks":0,"document":{"paymentUrl":"","pixCode":"","pixQrPng":"","boletoBarcode":"",)"
+      R"("boletoLine":"","boletoLineFormatted":"","expiresIn":0,"cardBrand":"","firstDigits":"","lastDigits":""},)"
+      R"("posPhase":"","terminalSerial":"","createdAt":1796133849356,"updatedAt":1796133849356})";
+  auto v1 = decode_payment(kIntentV1);
+  ASSERT_TRUE(v1);
+  std::string v2 = encode(*v1);
+  EXPECT_EQ(v2,
+            R"({"v":2,"state":"processing","authorized":10000,"currency":"BRL","paymentMethod":"Visa","orderId":"O",)"
+            R"("reference":"R","transactionId":"T","owner":"shop","fingerprint":"v2:4ded",)"
+            R"("callbackUrl":"https://gw.example/cb","card":{"bin":"444433","last4":"1111","length":16},)"
+            R"("createdAt":1796133849356,"updatedAt":1796133849356})");
+  EXPECT_LT(v2.size() * 3, kIntentV1.size() * 2);
+  auto back = decode_payment(v2);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(encode(*back), v2);
+  EXPECT_EQ(back->state, PaymentState::kProcessing);
+  EXPECT_EQ(back->amounts.settled, 0);
+  EXPECT_EQ(back->card.number_length, 16);
+  EXPECT_TRUE(back->document.payment_url.empty());
+}
+
+TEST(RecordsTest, APaymentOfANewerVersionIsRefusedNotMisread) {
+  EXPECT_TRUE(decode_payment(R"({"v":2,"state":"approved"})"));
+  EXPECT_FALSE(decode_payment(R"({"v":3,"state":"approved"})"));
 }
 
 TEST(RecordsTest, APaymentStoredBeforeOwnersAndDocumentsReadsWithDefaults) {
