@@ -63,8 +63,31 @@ std::string_view query_parameter(std::string_view query, std::string_view name) 
   return {};
 }
 
+// The one place where what a command came to becomes an HTTP status, as the PPP expects it:
+// a refusal is 400, a collision 409, "retry later" 503, an acquirer failure 500 (the gateway
+// retries an operation's 500 for a day).
+unsigned http_status(actors::Outcome outcome) {
+  switch (outcome) {
+    case actors::Outcome::kDone:
+      return 200;
+    case actors::Outcome::kNotFound:
+      return 404;
+    case actors::Outcome::kRefused:
+      return 400;
+    case actors::Outcome::kConflict:
+      return 409;
+    case actors::Outcome::kRetry:
+      return 503;
+    case actors::Outcome::kFailed:
+      return 500;
+  }
+  return 500;
+}
+
 actors::ReplyFn to_responder(const http::Responder& respond) {
-  return [respond](actors::Reply reply) { respond(http::Response(reply.status, std::move(reply.body))); };
+  return [respond](actors::Reply reply) {
+    respond(http::Response(http_status(reply.outcome), std::move(reply.body)));
+  };
 }
 
 }  // namespace
@@ -232,10 +255,11 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
   service_.refresh(id, std::move(request.principal), [respond, id, request_id](actors::Reply reply) {
     JsonWriter w;
     w.begin_object().key("requestId").string(request_id).key("paymentId").string(id);
-    w.key("responseData").begin_object().key("statusCode").number(reply.status);
+    unsigned status = http_status(reply.outcome);
+    w.key("responseData").begin_object().key("statusCode").number(status);
     w.key("contentType").string("application/json").key("content").string(reply.body).end_object();
     w.end_object();
-    respond(http::Response(reply.status >= 500 ? 500 : 200, std::move(w).take()));
+    respond(http::Response(status >= 500 ? 500 : 200, std::move(w).take()));
   });
 }
 

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
     }
     in_flight.acquire();
     service.create_payment(std::move(*request), "shop", [&](actors::Reply reply) {
-      if (reply.status != 200) {
+      if (reply.outcome != actors::Outcome::kDone) {
         ++failed;
       }
       in_flight.release();

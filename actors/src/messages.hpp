@@ -51,7 +51,7 @@ private:
     explicit State(ReplyFn f) : fn(std::move(f)) {}
     ~State() {
       if (!done.exchange(true)) {
-        fn(Reply{503, ppp::write_error("unavailable", "the payment engine stopped; retry")});
+        fn(error_reply(Outcome::kRetry, "unavailable", "the payment engine stopped; retry"));
       }
     }
     ReplyFn fn;

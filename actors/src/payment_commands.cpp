@@ -224,7 +224,7 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
     defer([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
   }
   defer([me = shared_from_this(), sink = cmd.sink] {
-    me->reconcile_in_background([sink] { sink.deliver(Reply{200, "{}"}); });
+    me->reconcile_in_background([sink] { sink.deliver(Reply{Outcome::kDone, "{}"}); });
   });
   if (!busy_) {
     finish();

@@ -138,7 +138,7 @@ template <class Atom, class Command>
 void route(Directory* directory, const std::string& payment_id, Atom atom, Command&& command) {
   if (!directory) {
     command.sink.deliver(
-        Reply{503, ppp::write_error("unavailable", "the payment engine is not running")});
+        error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
     return;
   }
   directory->send(payment_id, atom, std::move(command));

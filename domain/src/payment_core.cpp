@@ -176,7 +176,7 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const std::strin
     d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::string(), std::nullopt, true});
   }
   if (pos) {
-    d.answer = Reply{200, r.response};
+    d.answer = Reply{Outcome::kDone, r.response};
   } else {
     d.next = Next::kAuthorize;
   }
@@ -227,7 +227,7 @@ Decision apply_outcome(const Payment& p, const acquirer::Authorization& a, stora
     d.audit.push_back(entry("webhook_ignored", source, source_hash, {}, {},
                             final ? "stale revision or payment no longer undefined" : "not final"));
   }
-  d.answer = reply ? std::move(*reply) : Reply{200, d.record ? d.record->response : r.response};
+  d.answer = reply ? std::move(*reply) : Reply{Outcome::kDone, d.record ? d.record->response : r.response};
   return d;
 }
 
@@ -235,35 +235,39 @@ Decision apply_outcome(const Payment& p, const acquirer::Authorization& a, stora
 
 // -- answers ----------------------------------------------------------------------------------
 
-Reply error_reply(unsigned status, std::string_view code, std::string_view message) {
-  return Reply{status, ppp::write_error(code, message)};
+Reply error_reply(Outcome outcome, std::string_view code, std::string_view message) {
+  return Reply{outcome, ppp::write_error(code, message)};
 }
 
 Reply error_reply(const Error& e) {
   switch (e.code) {
     case ErrorCode::kNotFound:
-      return error_reply(404, to_string(e.code), e.message);
+      return error_reply(Outcome::kNotFound, to_string(e.code), e.message);
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kConflict:
     case ErrorCode::kIllegalState:
-      return error_reply(400, to_string(e.code), e.message);
+      return error_reply(Outcome::kRefused, to_string(e.code), e.message);
     case ErrorCode::kUnavailable:
-      return error_reply(503, to_string(e.code), e.message);
+      return error_reply(Outcome::kRetry, to_string(e.code), e.message);
     default:
-      return error_reply(500, to_string(e.code), e.message);
+      return error_reply(Outcome::kFailed, to_string(e.code), e.message);
   }
 }
 
+Outcome outcome_of_stored(unsigned http_status) {
+  return http_status == 200 ? Outcome::kDone : Outcome::kFailed;
+}
+
 Reply unknown_payment(const std::string& payment_id) {
-  return error_reply(404, "not-found", "unknown payment " + payment_id);
+  return error_reply(Outcome::kNotFound, "not-found", "unknown payment " + payment_id);
 }
 
 Reply payment_conflict(const std::string& payment_id) {
-  return error_reply(400, "payment-conflict", "paymentId " + payment_id + " was already used for a different payment");
+  return error_reply(Outcome::kRefused, "payment-conflict", "paymentId " + payment_id + " was already used for a different payment");
 }
 
 Reply request_conflict(const std::string& request_id) {
-  return error_reply(400, "request-conflict",
+  return error_reply(Outcome::kRefused, "request-conflict",
                      "requestId " + request_id + " was already used for a different operation");
 }
 
@@ -273,11 +277,11 @@ Reply undefined_answer(const std::string& payment_id) {
   r.status = "undefined";
   r.code = "processing";
   r.message = "the outcome is being confirmed with the acquirer";
-  return Reply{200, ppp::write_create_payment_response(r)};
+  return Reply{Outcome::kDone, ppp::write_create_payment_response(r)};
 }
 
 Reply no_pos_payment(const std::string& payment_id) {
-  return Reply{404, ppp::write_error("not-found", "no POS payment " + payment_id)};
+  return error_reply(Outcome::kNotFound, "not-found", "no POS payment " + payment_id);
 }
 
 const std::string& owner_of(const PaymentRecord& r, const CoreConfig& config) {
@@ -340,7 +344,7 @@ std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival&
   }
   if (!is_unresolved(r.state) && !pos_charge_due(r)) {
     // Same question, same answer.
-    return noted_answer(by(a.merchant, entry("event_duplicate_reused", p.id, a.fingerprint)), Reply{200, r.response});
+    return noted_answer(by(a.merchant, entry("event_duplicate_reused", p.id, a.fingerprint)), Reply{Outcome::kDone, r.response});
   }
   return std::nullopt;
 }
@@ -382,7 +386,7 @@ Decision authorized(const Payment& p, const acquirer::Authorization& a, Listener
   if (is_unresolved(r.state) && !is_unresolved(updated.state)) {
     d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::nullopt, std::nullopt, true});
   }
-  d.answer = Reply{200, updated.response};
+  d.answer = Reply{Outcome::kDone, updated.response};
   write_payment(d, p, std::move(updated));
   return d;
 }
@@ -445,12 +449,12 @@ std::optional<Decision> answer_terminal_now(const Payment& p) {
 
 Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now) {
   const PaymentRecord& r = *p.record;
-  Reply accepted{200, R"({"accepted":true})"};
+  Reply accepted{Outcome::kDone, R"({"accepted":true})"};
   if (r.terminal_serial == serial) {
     return answer(accepted);
   }
   if (r.pos_phase != kIdentifyTerminal || !r.terminal_serial.empty()) {
-    return answer(error_reply(409, "terminal-conflict", "this payment already has its terminal"));
+    return answer(error_reply(Outcome::kConflict, "terminal-conflict", "this payment already has its terminal"));
   }
   PaymentRecord updated = r;
   updated.terminal_serial = serial;
@@ -514,7 +518,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     }
     if (existing.phase == OperationPhase::kDone) {
       return noted_answer(by(a.merchant, entry("operation_duplicate_reused", req.request_id, a.fingerprint)),
-                          Reply{existing.http_status, existing.response});  // G2
+                          Reply{outcome_of_stored(existing.http_status), existing.response});  // G2
     }
     // Intent written by an earlier attempt that never finished: the acquirer call is
     // idempotent on its key, so calling again cannot act twice.
@@ -579,7 +583,7 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
-    return answer(error_reply(500, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
+    return answer(error_reply(Outcome::kFailed, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
   }
   const auto& outcome = *result;
   ppp::OperationResponse response{req.kind,
@@ -597,7 +601,7 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
   // An operation is started only for a payment that exists: validate() and the stored
   // operation's lookup both require the record, and nothing deletes one.
   const PaymentRecord& r = *p.record;
-  Decision d = answer(Reply{op.http_status, op.response});
+  Decision d = answer(Reply{outcome_of_stored(op.http_status), op.response});
   d.writes.push_back({Space::kOperations, pending.key, encode(op), pending.etag});
   std::optional<PaymentRecord> updated;
   if (outcome.succeeded) {
@@ -625,8 +629,8 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;
     return noted_answer(entry(same ? "webhook_duplicate" : "webhook_conflict", event.event_id, event.body_hash),
-                        same ? Reply{200, R"({"received":true,"duplicate":true})"}
-                             : error_reply(409, "event-conflict",
+                        same ? Reply{Outcome::kDone, R"({"received":true,"duplicate":true})"}
+                             : error_reply(Outcome::kConflict, "event-conflict",
                                            "event " + event.event_id + " was received with a different body"));
   }
   if (!p.record) {
@@ -634,7 +638,7 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   }
   // The inbox record rides in the same batch as the transition it caused.
   storage::Batch inbox{{Space::kInbox, event.event_id, event.body_hash, 0}};
-  return apply_outcome(p, event.authorization, std::move(inbox), Reply{200, R"({"received":true})"}, event.event_id,
+  return apply_outcome(p, event.authorization, std::move(inbox), Reply{Outcome::kDone, R"({"received":true})"}, event.event_id,
                        event.body_hash, config, now);
 }
 
@@ -652,7 +656,7 @@ std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& 
 
 Decision start_refresh(const Payment& p) {
   if (p.record->state != PaymentState::kUndefined) {
-    return answer(Reply{200, p.record->response});
+    return answer(Reply{Outcome::kDone, p.record->response});
   }
   return then(Next::kAskStatus);
 }
@@ -660,7 +664,7 @@ Decision start_refresh(const Payment& p) {
 Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
                    const CoreConfig& config, int64_t now) {
   if (!status || !*status) {
-    return answer(Reply{200, p.record->response});
+    return answer(Reply{Outcome::kDone, p.record->response});
   }
   return apply_outcome(p, **status, {}, std::nullopt, "status-call", {}, config, now);
 }

@@ -128,7 +128,7 @@ TEST_F(PaymentServiceTest, OverlappingCreatesShareOneAuthorization) {
 
 TEST_F(PaymentServiceTest, ReplayAfterPassivationIsByteIdentical) {
   Reply first = create(create_request("p1"));
-  ASSERT_EQ(first.status, 200u);
+  ASSERT_EQ(first.outcome, Outcome::kDone);
   // Let the actor retire (idle timeout 50 ms), then ask again: state comes from the store.
   for (int i = 0; i < 100 && service->live_actors() > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -140,28 +140,28 @@ TEST_F(PaymentServiceTest, ReplayAfterPassivationIsByteIdentical) {
 }
 
 TEST_F(PaymentServiceTest, DifferentPaymentUnderTheSameIdIsRefused) {
-  ASSERT_EQ(create(create_request("p2")).status, 200u);
+  ASSERT_EQ(create(create_request("p2")).outcome, Outcome::kDone);
   Reply conflict = create(create_request("p2", "4444333322221111", 20000));
-  EXPECT_EQ(conflict.status, 400u);
+  EXPECT_EQ(conflict.outcome, Outcome::kRefused);
   EXPECT_NE(conflict.body.find("payment-conflict"), std::string::npos);
   EXPECT_EQ(ledger("authorizations", "p2", "calls"), 1);
 }
 
 TEST_F(PaymentServiceTest, SettleAndRefundInPartsWithinTheTotals) {
-  ASSERT_EQ(create(create_request("p3")).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s1", 6000)).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s2", 4000)).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s3", 1)).status, 400u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r1", 3000)).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r2", 7000)).status, 200u);
+  ASSERT_EQ(create(create_request("p3")).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s1", 6000)).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s2", 4000)).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s3", 1)).outcome, Outcome::kRefused);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r1", 3000)).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r2", 7000)).outcome, Outcome::kDone);
   Reply over = operate(op(ppp::OperationKind::kRefund, "p3", "r3", 1));
-  EXPECT_EQ(over.status, 400u);
+  EXPECT_EQ(over.outcome, Outcome::kRefused);
   EXPECT_EQ(ledger("refunds", "p3/r3", "calls"), 0);  // refused before the acquirer
-  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).status, 400u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).outcome, Outcome::kRefused);
 }
 
 TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
-  ASSERT_EQ(create(create_request("p4")).status, 200u);
+  ASSERT_EQ(create(create_request("p4")).outcome, Outcome::kDone);
   constexpr int kRequests = 32;
   std::vector<std::promise<Reply>> replies(kRequests);
   for (int i = 0; i < kRequests; ++i) {
@@ -169,29 +169,29 @@ TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
                      [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
   }
   Reply first = replies[0].get_future().get();
-  EXPECT_EQ(first.status, 200u);
+  EXPECT_EQ(first.outcome, Outcome::kDone);
   for (int i = 1; i < kRequests; ++i) {
     EXPECT_EQ(replies[i].get_future().get().body, first.body);
   }
   EXPECT_EQ(ledger("captures", "p4/s-same", "calls"), 1);
   Reply different = operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 4000));
-  EXPECT_EQ(different.status, 400u);
+  EXPECT_EQ(different.outcome, Outcome::kRefused);
   EXPECT_NE(different.body.find("request-conflict"), std::string::npos);
 }
 
 TEST_F(PaymentServiceTest, DeniedAndCancelledPaymentsRefuseSettlement) {
   Reply denied = create(create_request("p5", "4444333322221112"));
   EXPECT_NE(denied.body.find("\"status\":\"denied\""), std::string::npos);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p5", "s", 100)).status, 400u);
-  ASSERT_EQ(create(create_request("p6")).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p6", "c", 0)).status, 200u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p6", "s6", 100)).status, 400u);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "unknown", "s7", 100)).status, 404u);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p5", "s", 100)).outcome, Outcome::kRefused);
+  ASSERT_EQ(create(create_request("p6")).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p6", "c", 0)).outcome, Outcome::kDone);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p6", "s6", 100)).outcome, Outcome::kRefused);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "unknown", "s7", 100)).outcome, Outcome::kNotFound);
 }
 
 TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
   Reply pending = create(create_request("p7", "4222222222222224"));
-  EXPECT_EQ(pending.status, 200u);
+  EXPECT_EQ(pending.outcome, Outcome::kDone);
   EXPECT_NE(pending.body.find("\"status\":\"undefined\""), std::string::npos);
   EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
 }
@@ -245,7 +245,7 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
   HeadWatchingStore store;
   Running running(store);
   auto& service = running.service;
-  ASSERT_EQ(running.create("p6").status, 200u);
+  ASSERT_EQ(running.create("p6").outcome, Outcome::kDone);
 
   constexpr int kDuplicates = 40;
   std::vector<std::promise<Reply>> replies(kDuplicates + 2);
@@ -257,10 +257,10 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
   service.operate(op(ppp::OperationKind::kRefund, "p6", "r-p6", 1), "shop", reply_to(kDuplicates));
   service.operate(op(ppp::OperationKind::kSettle, "p6", "s-p6", 10000), "shop", reply_to(kDuplicates + 1));
   for (int i = 0; i < kDuplicates; ++i) {
-    ASSERT_EQ(replies[i].get_future().get().status, 200u);
+    ASSERT_EQ(replies[i].get_future().get().outcome, Outcome::kDone);
   }
-  EXPECT_EQ(replies[kDuplicates].get_future().get().status, 400u);
-  EXPECT_EQ(replies[kDuplicates + 1].get_future().get().status, 200u);
+  EXPECT_EQ(replies[kDuplicates].get_future().get().outcome, Outcome::kRefused);
+  EXPECT_EQ(replies[kDuplicates + 1].get_future().get().outcome, Outcome::kDone);
   service.shutdown();
 
   auto heads = store.heads();
@@ -298,7 +298,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
     std::promise<Reply> done;
     service.create_payment(create_request("race-" + std::to_string(p), "4444333322221111", kSettlesEach), "shop",
                            [&done](Reply r) { done.set_value(std::move(r)); });
-    ASSERT_EQ(done.get_future().get().status, 200u);
+    ASSERT_EQ(done.get_future().get().outcome, Outcome::kDone);
   }
   std::vector<std::promise<Reply>> replies(kPayments * kSettlesEach);
   int pauses_with_retired_actors = 0;
@@ -315,7 +315,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
     }
   }
   for (auto& r : replies) {
-    EXPECT_EQ(r.get_future().get().status, 200u);
+    EXPECT_EQ(r.get_future().get().outcome, Outcome::kDone);
   }
   EXPECT_GT(pauses_with_retired_actors, 0);  // the race was really run
   // Every cent was settled exactly once: one more settlement of 1 must be refused.
@@ -323,7 +323,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
     std::promise<Reply> extra;
     service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1), "shop",
                     [&extra](Reply r) { extra.set_value(std::move(r)); });
-    EXPECT_EQ(extra.get_future().get().status, 400u);
+    EXPECT_EQ(extra.get_future().get().outcome, Outcome::kRefused);
   }
   service.shutdown();
 }
@@ -392,19 +392,19 @@ TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
   };
   for (int i = 0; i < 20; ++i) {
     std::string id = "r" + std::to_string(i);
-    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).status, 200u);
+    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).outcome, Outcome::kDone);
     std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 == 0 ? 20 : 0));
-    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).status, 200u);
+    ASSERT_EQ(call([&](ReplyFn f) { service.create_payment(create_request(id), "shop", f); }).outcome, Outcome::kDone);
     ASSERT_EQ(call([&](ReplyFn f) { service.operate(op(ppp::OperationKind::kSettle, id, "s-" + id, 10000), "shop", f); })
-                  .status,
-              200u);
+                  .outcome,
+              Outcome::kDone);
     AcquirerEvent event;
     event.event_id = "evt-" + id;
     event.body_hash = "h";
     event.payment_id = id;
     event.authorization.status = acquirer::AuthorizationStatus::kApproved;
     event.revision = 1;
-    EXPECT_EQ(call([&](ReplyFn f) { service.ingest_event(event, f); }).status, 200u);
+    EXPECT_EQ(call([&](ReplyFn f) { service.ingest_event(event, f); }).outcome, Outcome::kDone);
   }
   service.shutdown();
   EXPECT_GT(store.inside(), 0);
@@ -448,8 +448,8 @@ TEST(PaymentServiceReadsTest, AnActorWaitingForItsRecordNeverRetires) {
   store.open();
   Reply a = first.get_future().get();
   Reply b = second.get_future().get();
-  EXPECT_EQ(a.status, 200u);
-  EXPECT_EQ(b.status, 200u);
+  EXPECT_EQ(a.outcome, Outcome::kDone);
+  EXPECT_EQ(b.outcome, Outcome::kDone);
   EXPECT_EQ(a.body, b.body);
   service.shutdown();
 }
@@ -488,7 +488,7 @@ TEST(PaymentServiceWritesTest, ACreatePaymentWritesTwoSyncedBatchesWithinItsBudg
   WriteCountingStore store;
   Running running(store);
   auto before = store.totals();  // the service's own keys (fingerprint and POS link keys)
-  ASSERT_EQ(running.create("w1").status, 200u);
+  ASSERT_EQ(running.create("w1").outcome, Outcome::kDone);
   running.service.shutdown();
   auto after = store.totals();
   int synced = after.synced - before.synced;
@@ -536,7 +536,7 @@ TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharg
   std::promise<Reply> p;
   service.create_payment(create_request("f1"), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
   Reply r = p.get_future().get();
-  EXPECT_GE(r.status, 500u);
+  EXPECT_EQ(r.outcome, Outcome::kRetry);  // 503: the gateway retries
   EXPECT_NE(r.body.find("\"status\":\"error\""), std::string::npos);
   EXPECT_EQ(stub.ledger_json().find("f1"), std::string::npos);  // acquirer never called
   service.shutdown();
@@ -582,13 +582,13 @@ TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
     return p.get_future().get();
   };
   Reply replayed = ask([&](ReplyFn f) { service.create_payment(request, "shop", f); });
-  EXPECT_EQ(replayed.status, 200u);
+  EXPECT_EQ(replayed.outcome, Outcome::kDone);
   EXPECT_EQ(replayed.body, payment.response);
   Reply settled = ask([&](ReplyFn f) { service.operate(settle, "shop", f); });
-  EXPECT_EQ(settled.status, 200u);
+  EXPECT_EQ(settled.outcome, Outcome::kDone);
   EXPECT_EQ(settled.body, operation.response);
-  EXPECT_EQ(ask([&](ReplyFn f) { service.operate(settle, "other", f); }).status, 404u);
-  EXPECT_EQ(ask([&](ReplyFn f) { service.create_payment(request, "other", f); }).status, 400u);
+  EXPECT_EQ(ask([&](ReplyFn f) { service.operate(settle, "other", f); }).outcome, Outcome::kNotFound);
+  EXPECT_EQ(ask([&](ReplyFn f) { service.create_payment(request, "other", f); }).outcome, Outcome::kRefused);
   EXPECT_EQ(stub.ledger_json().find("legacy-1"), std::string::npos) << "replays never reach the acquirer";
   service.shutdown();
 }

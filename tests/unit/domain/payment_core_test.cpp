@@ -97,7 +97,7 @@ TEST(PaymentCoreTest, CreatePaymentRetriedInEveryState) {
     auto now = answer_create_now(p, CreateArrival{request, kMerchant, fp}, config());
     if (expected.at(state) == 'S') {
       ASSERT_TRUE(now);
-      EXPECT_EQ(now->answer->status, 200u);
+      EXPECT_EQ(now->answer->outcome, Outcome::kDone);
       EXPECT_EQ(now->answer->body, p.record->response);  // byte for byte
       EXPECT_FALSE(now->commits());
       ASSERT_EQ(now->noted.size(), 1u);
@@ -125,7 +125,7 @@ TEST(PaymentCoreTest, CreatePaymentConflictsInEveryState) {
     auto theirs = answer_create_now(p, CreateArrival{request, kOther, fp}, config());
     auto changed = answer_create_now(p, CreateArrival{different, kMerchant, different_fp}, config());
     ASSERT_TRUE(theirs && changed);
-    EXPECT_EQ(theirs->answer->status, 400u);
+    EXPECT_EQ(theirs->answer->outcome, Outcome::kRefused);
     EXPECT_EQ(theirs->answer->body, changed->answer->body);  // tells nothing about the other payment
     EXPECT_EQ(theirs->noted.at(0).kind, "access_refused");
     EXPECT_EQ(theirs->noted.at(0).merchant, kOther);
@@ -191,11 +191,11 @@ TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   Decision submitted = submit_terminal(p, "T-1", kNow);
   ASSERT_TRUE(submitted.commits());
   EXPECT_EQ(write_to(submitted, Space::kPayments)->expected_etag, std::optional<uint64_t>(1));
-  EXPECT_EQ(submitted.answer->status, 200u);
+  EXPECT_EQ(submitted.answer->outcome, Outcome::kDone);
   p = Payment{"pay-1", submitted.record, 2};
   EXPECT_FALSE(submit_terminal(p, "T-1", kNow).commits());  // the same terminal again: accepted
-  EXPECT_EQ(submit_terminal(p, "T-1", kNow).answer->status, 200u);
-  EXPECT_EQ(submit_terminal(p, "T-2", kNow).answer->status, 409u);
+  EXPECT_EQ(submit_terminal(p, "T-1", kNow).answer->outcome, Outcome::kDone);
+  EXPECT_EQ(submit_terminal(p, "T-2", kNow).answer->outcome, Outcome::kConflict);
 
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));  // work is due
   Decision charge = start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow);
@@ -207,8 +207,8 @@ TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));
   EXPECT_EQ(start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow).next, Next::kAskStatus);
 
-  EXPECT_EQ(answer_terminal_now(payment_in(PaymentState::kApproved))->answer->status, 404u);  // not POS
-  EXPECT_EQ(answer_terminal_now(no_payment())->answer->status, 404u);
+  EXPECT_EQ(answer_terminal_now(payment_in(PaymentState::kApproved))->answer->outcome, Outcome::kNotFound);  // not POS
+  EXPECT_EQ(answer_terminal_now(no_payment())->answer->outcome, Outcome::kNotFound);
 }
 
 acquirer::Authorization outcome(acquirer::AuthorizationStatus status, int64_t revision = 1) {
@@ -374,12 +374,12 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
       } else {
         EXPECT_EQ(d.next, Next::kEnd);
         EXPECT_FALSE(d.commits());
-        EXPECT_EQ(d.answer->status, 400u);
+        EXPECT_EQ(d.answer->outcome, Outcome::kRefused);
         EXPECT_EQ(d.noted.at(0).kind, "operation_refused");
       }
     }
   }
-  EXPECT_EQ(start(no_payment(), operation(K::kCancel, 0)).answer->status, 404u);
+  EXPECT_EQ(start(no_payment(), operation(K::kCancel, 0)).answer->outcome, Outcome::kNotFound);
 }
 
 TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
@@ -414,7 +414,7 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   PendingOperation pending = *first.operation;
   pending.etag = 1;
   Decision done = operation_done(p, pending, ok, kNow);
-  EXPECT_EQ(done.answer->status, 200u);
+  EXPECT_EQ(done.answer->outcome, Outcome::kDone);
   EXPECT_EQ(state_name(done), "settled");
   EXPECT_EQ(done.record->amounts.settled, 400);
   EXPECT_EQ(write_to(done, Space::kOperations)->expected_etag, std::optional<uint64_t>(1));
@@ -435,11 +435,11 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
 
   auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), kNow);
   EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
-  EXPECT_EQ(unknown.answer->status, 500u);
+  EXPECT_EQ(unknown.answer->outcome, Outcome::kFailed);
 
   acquirer::OperationOutcome refused{false, "", 0, "too-late", "refused"};
   Decision no = operation_done(p, pending, refused, kNow);
-  EXPECT_EQ(no.answer->status, 500u);
+  EXPECT_EQ(no.answer->outcome, Outcome::kFailed);
   EXPECT_EQ(write_to(no, Space::kPayments), nullptr);  // the payment does not change
   ASSERT_NE(write_to(no, Space::kOperations), nullptr);
 }
@@ -512,8 +512,8 @@ TEST(PaymentCoreTest, WebhooksInEveryState) {
   }
   EXPECT_EQ(receive_event(no_payment(), event(acquirer::AuthorizationStatus::kApproved),
                           std::optional<storage::Versioned>(), config(), kNow)
-                .answer->status,
-            404u);
+                .answer->outcome,
+            Outcome::kNotFound);
 }
 
 TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
@@ -532,7 +532,7 @@ TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
   storage::Versioned different{"hash-2", 1};
   Decision conflict = receive_event(p, event(acquirer::AuthorizationStatus::kApproved), different, config(), kNow);
   EXPECT_FALSE(conflict.commits());
-  EXPECT_EQ(conflict.answer->status, 409u);
+  EXPECT_EQ(conflict.answer->outcome, Outcome::kConflict);
 }
 
 TEST(PaymentCoreTest, RefreshesInEveryState) {
@@ -554,7 +554,7 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
       EXPECT_EQ(d.answer->body, p.record->response);
     }
   }
-  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, config())->answer->status, 404u);
+  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, config())->answer->outcome, Outcome::kNotFound);
 }
 
 // Payments stored before owners were recorded belong to the legacy owner.
@@ -563,8 +563,8 @@ TEST(PaymentCoreTest, LegacyPaymentsBelongToTheLegacyOwner) {
   p.record->owner.clear();
   auto request = card_request();
   auto fp = fingerprint(request);
-  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config())->answer->status, 200u);
-  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kOther, fp}, config())->answer->status, 400u);
+  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config())->answer->outcome, Outcome::kDone);
+  EXPECT_EQ(answer_create_now(p, CreateArrival{request, kOther, fp}, config())->answer->outcome, Outcome::kRefused);
 }
 
 // The same inputs give the same decision, byte for byte: nothing hidden feeds the core.

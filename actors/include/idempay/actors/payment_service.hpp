@@ -19,6 +19,7 @@ namespace idempay::actors {
 using domain::AcquirerEvent;
 using domain::CallbackOptions;
 using domain::CallbackResult;
+using domain::Outcome;
 using domain::Reply;
 
 using ReplyFn = std::function<void(Reply)>;

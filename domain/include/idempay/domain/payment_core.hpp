@@ -30,11 +30,25 @@
 
 namespace idempay::domain {
 
-/// An answer for the gateway: HTTP status and body bytes.
+/// What a command came to, for whoever asked. app/ maps each to the HTTP status the gateway
+/// expects (app/ppp_handler.cpp); nothing below app/ speaks HTTP statuses.
+enum class Outcome : uint8_t {
+  kDone,      ///< the answer: the payment's state, the operation's result, an acknowledgement
+  kNotFound,  ///< no such payment (or another merchant's: the same answer)
+  kRefused,   ///< cannot be done: invalid, illegal in this state, an id already used otherwise
+  kConflict,  ///< collides with what is recorded: another terminal, another body for an event
+  kRetry,     ///< nothing was done; the same request later will be (storage, shutdown)
+  kFailed,    ///< the acquirer failed or refused it
+};
+
+/// An answer: its outcome and body bytes (PPP JSON).
 struct Reply {
-  unsigned status = 200;
+  Outcome outcome = Outcome::kDone;
   std::string body;
 };
+
+/// The outcome of a stored operation answer (stored as the HTTP status it was first sent with).
+Outcome outcome_of_stored(unsigned http_status);
 
 /// An authorization outcome reported by the acquirer (signed webhook, already verified).
 struct AcquirerEvent {
@@ -95,8 +109,8 @@ struct Decision {
 
 // -- answers shared by several commands ---------------------------------------------------------
 
-Reply error_reply(unsigned status, std::string_view code, std::string_view message);
-/// A domain error as the gateway hears it (404, 400, 503 retryable, else 500).
+Reply error_reply(Outcome outcome, std::string_view code, std::string_view message);
+/// A domain error as an answer: not found, refused, retry (unavailable), else failed.
 Reply error_reply(const Error& e);
 /// What another merchant hears about a payment: exactly what a payment that does not exist
 /// answers, byte for byte.
