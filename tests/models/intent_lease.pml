@@ -2,7 +2,7 @@
    crash of either instance at any step: the durable intent, compare-and-swap and lease
    protocol of Create Payment.
 
-   Names follow the code (actors/src/payment_create.cpp):
+   Names follow the code (domain/src/payment_core.cpp, carried out by actors/src/payment_actor.cpp):
      on_create       load the record (state and etag) and decide
      write_intent    put-if-absent of the record in state PROCESSING, with the writer's lease,
                      before the acquirer hears of the payment
