@@ -7,6 +7,7 @@
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/domain/records.hpp"
+#include "fields.hpp"
 
 namespace idempay::domain {
 
@@ -52,13 +53,32 @@ void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   rows_.back().last = now;
 }
 
+namespace {
+
+const auto kCountFields = std::make_tuple(IDEMPAY_FIELD("kind", kind), IDEMPAY_FIELD("fingerprint", fingerprint),
+                                          IDEMPAY_FIELD("merchant", merchant), IDEMPAY_FIELD("count", count),
+                                          IDEMPAY_FIELD("first", first), IDEMPAY_FIELD("last", last));
+
+// An entry's hashed form: every field but the hash, in this order. The merchant is absent
+// from entries written before merchants were named: they still verify.
+const auto kHashedFields = std::make_tuple(
+    IDEMPAY_FIELD("seq", seq), IDEMPAY_FIELD("time", time), IDEMPAY_FIELD("kind", kind), IDEMPAY_FIELD("ref", ref),
+    IDEMPAY_FIELD("fingerprint", fingerprint), IDEMPAY_FIELD("before", before), IDEMPAY_FIELD("after", after),
+    IDEMPAY_FIELD("detail", detail), IDEMPAY_FIELD_UNLESS_DEFAULT("merchant", merchant), IDEMPAY_FIELD("prev", prev));
+
+const auto kEntryFields = std::tuple_cat(kHashedFields, std::make_tuple(IDEMPAY_FIELD("hash", hash)));
+
+const auto kHeadFields = std::make_tuple(IDEMPAY_FIELD("seq", seq), IDEMPAY_FIELD("hash", hash));
+
+}  // namespace
+
 std::string ArrivalTally::encode() const {
   JsonWriter w;
   w.begin_array();
   for (const auto& r : rows_) {
-    w.begin_object().key("kind").string(r.kind).key("fingerprint").string(r.fingerprint);
-    w.key("merchant").string(r.merchant).key("count").number(static_cast<int64_t>(r.count));
-    w.key("first").number(r.first).key("last").number(r.last).end_object();
+    w.begin_object();
+    fields::write(w, r, kCountFields);
+    w.end_object();
   }
   w.end_array();
   return std::move(w).take();
@@ -71,8 +91,8 @@ Result<ArrivalTally> ArrivalTally::decode(std::string_view json) {
   }
   ArrivalTally out;
   for (const JsonValue& r : doc->items()) {
-    ArrivalCount c{r.string_or("kind"), r.string_or("fingerprint"), r.string_or("merchant"),
-                   static_cast<uint64_t>(r.int_or("count")), r.int_or("first"), r.int_or("last")};
+    ArrivalCount c;
+    fields::read(r, c, kCountFields);
     out.total_ += c.count;
     out.rows_.push_back(std::move(c));
   }
@@ -80,24 +100,7 @@ Result<ArrivalTally> ArrivalTally::decode(std::string_view json) {
 }
 
 namespace {
-void write_fields(JsonWriter& w, const AuditEntry& e) {
-  w.key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time);
-  w.key("kind").string(e.kind).key("ref").string(e.ref).key("fingerprint").string(e.fingerprint);
-  w.key("before").string(e.before).key("after").string(e.after).key("detail").string(e.detail);
-  if (!e.merchant.empty()) {  // absent from entries written before merchants were named: they still verify
-    w.key("merchant").string(e.merchant);
-  }
-  w.key("prev").string(e.prev);
-}
-
-// The hashed form: every field but the hash.
-std::string hashed_form(const AuditEntry& e) {
-  JsonWriter w;
-  w.begin_object();
-  write_fields(w, e);
-  w.end_object();
-  return std::move(w).take();
-}
+std::string hashed_form(const AuditEntry& e) { return fields::encode_object(e, kHashedFields); }
 
 // The stored form: the hashed form with the hash (hex, nothing to escape) as its last member.
 std::string with_hash(std::string hashed, const std::string& hash) {
@@ -118,37 +121,13 @@ std::string seal(AuditEntry& e) {
 std::string encode(const AuditEntry& e) { return with_hash(hashed_form(e), e.hash); }
 
 Result<AuditEntry> decode_audit(std::string_view json) {
-  auto doc = JsonValue::parse(json);
-  if (!doc) {
-    return tl::unexpected(doc.error());
-  }
-  AuditEntry e;
-  e.seq = static_cast<uint64_t>(doc->int_or("seq"));
-  e.time = doc->int_or("time");
-  e.kind = doc->string_or("kind");
-  e.ref = doc->string_or("ref");
-  e.fingerprint = doc->string_or("fingerprint");
-  e.before = doc->string_or("before");
-  e.after = doc->string_or("after");
-  e.detail = doc->string_or("detail");
-  e.merchant = doc->string_or("merchant");
-  e.prev = doc->string_or("prev");
-  e.hash = doc->string_or("hash");
-  return e;
+  return fields::decode_object<AuditEntry>(json, kEntryFields, "audit entry");
 }
 
-std::string encode(const AuditHead& h) {
-  JsonWriter w;
-  w.begin_object().key("seq").number(static_cast<int64_t>(h.seq)).key("hash").string(h.hash).end_object();
-  return std::move(w).take();
-}
+std::string encode(const AuditHead& h) { return fields::encode_object(h, kHeadFields); }
 
 Result<AuditHead> decode_head(std::string_view json) {
-  auto doc = JsonValue::parse(json);
-  if (!doc) {
-    return tl::unexpected(doc.error());
-  }
-  return AuditHead{static_cast<uint64_t>(doc->int_or("seq")), doc->string_or("hash")};
+  return fields::decode_object<AuditHead>(json, kHeadFields, "audit head");
 }
 
 AuditEntry audit_entry(std::string kind, std::string ref, std::string fingerprint, std::string_view before,

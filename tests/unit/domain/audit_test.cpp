@@ -32,6 +32,39 @@ TEST(AuditTest, SealStoresTheEncodedFormWithItsHash) {
   EXPECT_EQ(compute_hash(back), e.hash);
 }
 
+// An entry, a chain head and arrival counts exactly as the previous version stored them: they
+// read back, the entry still verifies, and each is written again byte for byte.
+TEST(AuditTest, RecordsStoredByThePreviousVersionVerifyAndWriteBackByteForByte) {
+  constexpr std::string_view kEntry =
+      R"({"seq":1,"time":1796133849356,"kind":"event_received","ref":"w1","fingerprint":)"
+      R"("v2:4dede362379d7e57f552315ea4d6c14ad97a955548ecdf07c330b0d28a606752","before":"","after":"",)"
+      R"("detail":"","merchant":"shop","prev":"",)"
+      R"("hash":"eed6275a4d61b92bb5b3d0b7080846918e511123b1c26e19d22a2ccb1da43e5f"})";
+  auto e = decode_audit(kEntry);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->seq, 1u);
+  EXPECT_EQ(e->merchant, "shop");
+  EXPECT_EQ(compute_hash(*e), e->hash);
+  EXPECT_EQ(encode(*e), kEntry);
+
+  AuditEntry unnamed = *e;  // written before merchants were named: no member at all
+  unnamed.merchant.clear();
+  EXPECT_EQ(encode(unnamed).find("merchant"), std::string::npos);
+
+  constexpr std::string_view kHead = R"({"seq":2,"hash":"2ad3e0cdb76c8b9d"})";
+  auto head = decode_head(kHead);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->seq, 2u);
+  EXPECT_EQ(encode(*head), kHead);
+
+  constexpr std::string_view kTally =
+      R"([{"kind":"event_duplicate_reused","fingerprint":"v2:aa","merchant":"shop","count":3,"first":10,"last":12}])";
+  auto tally = ArrivalTally::decode(kTally);
+  ASSERT_TRUE(tally);
+  EXPECT_EQ(tally->total(), 3u);
+  EXPECT_EQ(tally->encode(), kTally);
+}
+
 TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
   AuditChain chain;
   storage::Batch writes;
