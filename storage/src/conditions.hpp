@@ -26,8 +26,10 @@ using StagedEtags = std::map<std::pair<size_t, std::string>, uint64_t>;
 /// The new etag of each write of `batch` (0 for deletes), or kConflict; `staged` takes this
 /// batch's etags only if it passes. `stored(write)` reads a key's etag from the store
 /// (0 if absent); it is not asked for blind writes, whose etag starts again at 1.
+/// `previous`, if given, receives the etag each write found (0: absent, or blind and unknown).
 template <class StoredEtag>
-CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEtag&& stored) {
+CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEtag&& stored,
+                              std::vector<uint64_t>* previous = nullptr) {
   std::vector<uint64_t> etags;
   etags.reserve(batch.size());
   // This batch's own writes, merged into `staged` only if the whole batch passes: the cost
@@ -54,6 +56,9 @@ CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEta
     // an etag a stale writer may still hold.
     local[id] = current + 1;
     etags.push_back(w.value ? current + 1 : 0);
+    if (previous != nullptr) {
+      previous->push_back(current);
+    }
   }
   for (auto& [id, etag] : local) {
     staged[id] = etag;

@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 
 #include "idempay/storage/store.hpp"
+#include "postgres_test_support.hpp"
 #include "temp_dir.hpp"
 
 namespace idempay::storage {
@@ -23,22 +24,54 @@ struct Space {
 const KeyspaceNames kNames = {"payments", "operations", "outbox", "audit"};
 
 struct MemoryFactory {
+  static constexpr bool kHasMemoryTier = true;
   std::unique_ptr<Store> open() { return make_memory_store(kNames); }
 };
 
 struct RocksFactory {
+  static constexpr bool kHasMemoryTier = true;
   testing::TempDir dir;
   std::unique_ptr<Store> open() { return open_rocks_store(RocksOptions{dir.path() + "/db", true}, kNames).value(); }
+};
+
+// A real PostgreSQL server, named by IDEMPAY_TEST_PG_URI (scripts/test.sh starts a throwaway
+// cluster with scripts/pg-local.sh); each test gets a schema of its own, dropped afterwards.
+struct PostgresFactory {
+  static constexpr bool kHasMemoryTier = false;  // every read asks the server
+  PostgresOptions options() const {
+    PostgresOptions o;
+    o.uri = uri;
+    o.schema = schema;
+    return o;
+  }
+  std::unique_ptr<Store> open() {
+    if (uri.empty()) {
+      return nullptr;
+    }
+    return open_postgres_store(options(), kNames).value();
+  }
+  ~PostgresFactory() {
+    if (!uri.empty()) {
+      testing::run_sql(uri, "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+  }
+  std::string uri = testing::postgres_uri();
+  std::string schema = testing::unique_schema();
 };
 
 template <class Factory>
 class StoreConformanceTest : public ::testing::Test {
 protected:
+  void SetUp() override {
+    if (!store) {
+      GTEST_SKIP() << "IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server to test against";
+    }
+  }
   Factory factory;
   std::unique_ptr<Store> store = factory.open();
 };
 
-using Factories = ::testing::Types<MemoryFactory, RocksFactory>;
+using Factories = ::testing::Types<MemoryFactory, RocksFactory, PostgresFactory>;
 TYPED_TEST_SUITE(StoreConformanceTest, Factories);
 
 TYPED_TEST(StoreConformanceTest, AbsentKeyReadsAsNullopt) {
@@ -302,6 +335,10 @@ TYPED_TEST(StoreConformanceTest, QueuedReadsRunBeforeTheStoreCloses) {
 // Memory-only lookups answer like get while the data is in memory.
 TYPED_TEST(StoreConformanceTest, MemoryOnlyLookupsAnswerLikeGet) {
   ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "p", "v1", 0}}));
+  if constexpr (!TypeParam::kHasMemoryTier) {
+    EXPECT_FALSE(this->store->get_if_in_memory(Space::kPayments, "p"));  // "ask through read_async"
+    return;
+  }
   auto present = this->store->get_if_in_memory(Space::kPayments, "p");
   ASSERT_TRUE(present && *present && **present);
   EXPECT_EQ((**present)->value, "v1");
@@ -339,6 +376,74 @@ TEST(RocksStoreTest, MemoryOnlyLookupsAnswerAbsentKeysFromTheFilters) {
   ASSERT_TRUE(store->get(Space::kPayments, "pay-42").value().has_value());
   auto cached = store->get_if_in_memory(Space::kPayments, "pay-42");
   ASSERT_TRUE(cached && *cached && **cached);
+}
+
+}  // namespace
+}  // namespace idempay::storage
+
+namespace idempay::storage {
+namespace {
+
+// What only a server-backed store must also do: keep what it committed for the next process,
+// keep keys of any bytes, refuse a second serving instance, and refuse a schema newer than
+// it knows.
+class PostgresStoreTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (factory.uri.empty()) {
+      GTEST_SKIP() << "IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server to test against";
+    }
+  }
+  PostgresFactory factory;
+};
+
+TEST_F(PostgresStoreTest, CommittedDataSurvivesReopenAndKeysMayHoldAnyByte) {
+  const std::string odd_key = std::string("a\0'\"\\;\xff", 8) + "--";
+  {
+    auto store = factory.open();
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, odd_key, std::string("v\0\xfe", 3), 0},
+                                        {Space::kPayments, "\xff\xff", "top", 0}}));
+  }
+  auto store = factory.open();
+  auto got = store->get(Space::kPayments, odd_key).value();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->value, std::string("v\0\xfe", 3));
+  EXPECT_EQ(got->etag, 1u);
+  auto all = store->scan(Space::kPayments, "\xff", 10).value();
+  ASSERT_EQ(all.size(), 1u);  // a prefix of 0xff bytes has no upper bound: still a prefix scan
+  EXPECT_EQ(all[0].first, "\xff\xff");
+}
+
+TEST_F(PostgresStoreTest, ASecondServingInstanceIsRefusedAndAReaderIsNot) {
+  auto first = factory.open();
+  auto second = open_postgres_store(factory.options(), kNames);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+  auto options = factory.options();
+  options.read_only = true;
+  auto reader = open_postgres_store(options, kNames);
+  ASSERT_TRUE(reader) << reader.error().message;
+  EXPECT_EQ((*reader)->commit_and_wait({{Space::kPayments, "p", "v", 0}}).error().code, ErrorCode::kUnavailable);
+  first.reset();
+  EXPECT_TRUE(open_postgres_store(factory.options(), kNames));  // the lock went with the first
+}
+
+TEST_F(PostgresStoreTest, MigrationsAreRecordedAndANewerSchemaIsRefused) {
+  ASSERT_TRUE(migrate_postgres_store(factory.options(), kNames));
+  ASSERT_TRUE(migrate_postgres_store(factory.options(), kNames));  // again: nothing to do
+  EXPECT_EQ(testing::run_sql(factory.uri, "SELECT count(*) FROM " + factory.schema + ".schema_version"), "1");
+  testing::run_sql(factory.uri, "INSERT INTO " + factory.schema + ".schema_version VALUES (99)");
+  auto opened = open_postgres_store(factory.options(), kNames);
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error().message.find("newer"), std::string::npos) << opened.error().message;
+}
+
+TEST_F(PostgresStoreTest, AnUnreachableServerIsARetryableError) {
+  auto options = factory.options();
+  options.uri = "postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=2";
+  auto opened = open_postgres_store(options, kNames);
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, ErrorCode::kUnavailable);
 }
 
 }  // namespace

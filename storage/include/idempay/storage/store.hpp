@@ -113,4 +113,28 @@ struct RocksOptions {
 /// directory cannot be opened (for example because another process holds it).
 Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, const KeyspaceNames& keyspaces);
 
+/// A store in PostgreSQL: one table per keyspace in `schema`, etags in a version column, group
+/// commit as one transaction with synchronous commit.
+struct PostgresOptions {
+  /// A libpq connection URI (postgresql://...) or key=value string; empty: the libpq
+  /// environment variables (PGHOST, PGPORT, PGDATABASE, PGUSER, ...).
+  std::string uri;
+  /// The schema holding the keyspace tables and the schema version. Default: idempay
+  std::string schema = "idempay";
+  /// Connections (and threads) for reads. Default: 2
+  size_t reader_connections = 2;
+  /// For tools: no lock, no migration, every commit fails with kUnavailable. Default: false
+  bool read_only = false;
+  /// Create or upgrade the schema when opening. Default: true
+  bool migrate = true;
+};
+
+/// Opens the PostgreSQL store (migrating it first unless told not to). Refused while another
+/// instance serves from the same database and schema; kUnavailable if the server cannot be
+/// reached.
+Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& options, const KeyspaceNames& keyspaces);
+
+/// Creates or upgrades the schema (versioned migrations recorded in `schema.schema_version`).
+Status migrate_postgres_store(const PostgresOptions& options, const KeyspaceNames& keyspaces);
+
 }  // namespace idempay::storage
