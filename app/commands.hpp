@@ -14,7 +14,8 @@ inline constexpr const char* kGatewayCallbackHosts = ".vtexpayments.com.br";
 struct ServeConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./data";
-  std::string store;  ///< "rocksdb:DIR"; empty = rocksdb under data_dir
+  std::string store;  ///< "rocksdb:DIR" or "postgresql://..."; empty = rocksdb under data_dir
+  bool no_migrate = false;  ///< PostgreSQL: do not create or upgrade the schema at start
   std::string acquirer = "stub";
   int64_t acquirer_timeout_ms = 10'000;
   int64_t stub_latency_ms = 0;
@@ -68,6 +69,7 @@ struct DeliveriesConfig {
   std::string action;  ///< "list" or "replay"
   std::string id;
   std::string data_dir = "./data";
+  std::string store;  ///< as ServeConfig::store
   bool json = false;
 };
 
@@ -76,6 +78,7 @@ int run_deliveries(const DeliveriesConfig& config);
 
 struct OperatorConfig {
   std::string data_dir = "./data";
+  std::string store;  ///< as ServeConfig::store
   std::string payment_id;
   bool json = false;
 };
@@ -85,6 +88,13 @@ int run_inspect(const OperatorConfig& config);
 
 /// `idempay audit verify`: exit 0 if every chain and record agrees, 2 (with a report) if not.
 int run_audit_verify(const OperatorConfig& config);
+
+struct MigrateConfig {
+  std::string store;  ///< postgresql://...
+};
+
+/// `idempay migrate --store URI`: creates or upgrades the PostgreSQL schema.
+int run_migrate(const MigrateConfig& config);
 
 /// Runs the acquirer stub server until SIGTERM/SIGINT.
 int run_acquirer_stub(const StubConfig& config);

@@ -27,10 +27,14 @@ int main(int argc, char** argv) {
   auto* s = app.add_subcommand("serve", "run the connector");
   s->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->envname("IDEMPAY_LISTEN")->capture_default_str();
-  s->add_option("--data-dir", serve.data_dir, "directory for the RocksDB store")
+  s->add_option("--data-dir", serve.data_dir, "directory for secrets, dev credentials and the RocksDB store")
       ->envname("IDEMPAY_DATA_DIR")->capture_default_str();
-  s->add_option("--store", serve.store, "store URI: rocksdb:DIR (default: DATA_DIR/rocksdb)")
+  s->add_option("--store", serve.store,
+                "rocksdb:DIR (default: DATA_DIR/rocksdb) or postgresql://... (a libpq URI; postgresql: alone "
+                "uses the PG* environment variables)")
       ->envname("IDEMPAY_STORE");
+  s->add_flag("--no-migrate", serve.no_migrate, "PostgreSQL: do not create or upgrade the schema at start")
+      ->envname("IDEMPAY_NO_MIGRATE");
   s->add_option("--acquirer", serve.acquirer, "'stub' (in-process) or the URL of an acquirer")
       ->envname("IDEMPAY_ACQUIRER")->capture_default_str();
   s->add_option("--acquirer-timeout-ms", serve.acquirer_timeout_ms, "deadline of one acquirer call")
@@ -125,21 +129,29 @@ int main(int argc, char** argv) {
   dl->require_subcommand(1);
   auto* dl_list = dl->add_subcommand("list", "pending deliveries and dead letters");
   dl_list->add_option("--data-dir", deliveries.data_dir, "the connector's data directory")->capture_default_str();
+  dl_list->add_option("--store", deliveries.store, "the store, if not DATA_DIR/rocksdb (as for serve)")->envname("IDEMPAY_STORE");
   dl_list->add_flag("--json", deliveries.json, "machine-readable output");
   auto* dl_replay = dl->add_subcommand("replay", "move a dead letter back to the outbox (same webhook-id)");
   dl_replay->add_option("ID", deliveries.id, "delivery id")->required();
   dl_replay->add_option("--data-dir", deliveries.data_dir, "the connector's data directory")->capture_default_str();
+  dl_replay->add_option("--store", deliveries.store, "the store, if not DATA_DIR/rocksdb (as for serve)")->envname("IDEMPAY_STORE");
 
   OperatorConfig op;
   auto* inspect = app.add_subcommand("inspect", "show one payment: state, answers, operations, deliveries, audit trail");
   inspect->add_option("PAYMENT_ID", op.payment_id, "the paymentId")->required();
   inspect->add_option("--data-dir", op.data_dir, "the connector's data directory")->capture_default_str();
+  inspect->add_option("--store", op.store, "the store, if not DATA_DIR/rocksdb (as for serve)")->envname("IDEMPAY_STORE");
   inspect->add_flag("--json", op.json, "machine-readable output");
   auto* audit = app.add_subcommand("audit", "audit trail tools");
   audit->require_subcommand(1);
   auto* verify = audit->add_subcommand("verify", "recompute every audit chain and cross-check the records");
   verify->add_option("--payment", op.payment_id, "only this payment");
   verify->add_option("--data-dir", op.data_dir, "the connector's data directory")->capture_default_str();
+  verify->add_option("--store", op.store, "the store, if not DATA_DIR/rocksdb (as for serve)")->envname("IDEMPAY_STORE");
+
+  MigrateConfig migrate;
+  auto* mg = app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (serve also does it at start)");
+  mg->add_option("--store", migrate.store, "postgresql://... (a libpq URI)")->envname("IDEMPAY_STORE")->required();
 
   CLI11_PARSE(app, argc, argv);
   configure_logging(log_format, log_level);
@@ -148,6 +160,9 @@ int main(int argc, char** argv) {
   }
   if (inspect->parsed()) {
     return run_inspect(op);
+  }
+  if (mg->parsed()) {
+    return run_migrate(migrate);
   }
   if (verify->parsed()) {
     return run_audit_verify(op);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "store_location.hpp"
 #include "idempay/domain/deliveries.hpp"
 #include "idempay/domain/inspection.hpp"
 #include "idempay/domain/keyspaces.hpp"
@@ -15,24 +16,28 @@ namespace {
 // The callback URL's query carries the gateway's X-VTEX-signature: never print it.
 std::string without_query(const std::string& url) { return url.substr(0, url.find('?')); }
 
-// Reading tools open the store read-only, which works on a running connector's directory
-// too; writing tools (replay) need it stopped.
-Result<std::unique_ptr<storage::Store>> open_for_operator(const std::string& data_dir, bool write = false) {
-  auto path = (std::filesystem::path(data_dir) / "rocksdb").string();
-  if (!std::filesystem::exists(path)) {
-    return make_error(ErrorCode::kNotFound, "no store at " + path);
+// Reading tools open the store read-only, which works on a running connector's store too;
+// writing tools (replay) need it stopped.
+Result<std::unique_ptr<storage::Store>> open_for_operator(const std::string& store, const std::string& data_dir,
+                                                          bool write = false) {
+  auto at = parse_store_location(store, data_dir);
+  if (!at) {
+    return tl::unexpected(at.error());
   }
-  auto store = storage::open_rocks_store({path, true, !write}, domain::keyspace_names());
-  if (!store) {
+  if (at->kind == StoreLocation::Kind::kRocks && !std::filesystem::exists(at->where)) {
+    return make_error(ErrorCode::kNotFound, "no store at " + at->where);
+  }
+  auto opened = open_store_at(*at, !write);
+  if (!opened) {
     return make_error(ErrorCode::kUnavailable,
-                      store.error().message + " (is the connector still running on this data directory?)");
+                      opened.error().message + " (is the connector still running on this store?)");
   }
-  return store;
+  return opened;
 }
 }  // namespace
 
 int run_deliveries(const DeliveriesConfig& config) {
-  auto store = open_for_operator(config.data_dir, config.action == "replay");
+  auto store = open_for_operator(config.store, config.data_dir, config.action == "replay");
   if (!store) {
     std::cerr << store.error().message << "\n";
     return 1;
@@ -158,7 +163,7 @@ void write_report_text(const domain::PaymentReport& r) {
 }  // namespace
 
 int run_inspect(const OperatorConfig& config) {
-  auto store = open_for_operator(config.data_dir);
+  auto store = open_for_operator(config.store, config.data_dir);
   if (!store) {
     std::cerr << store.error().message << "\n";
     return 1;
@@ -173,7 +178,7 @@ int run_inspect(const OperatorConfig& config) {
 }
 
 int run_audit_verify(const OperatorConfig& config) {
-  auto store = open_for_operator(config.data_dir);
+  auto store = open_for_operator(config.store, config.data_dir);
   if (!store) {
     std::cerr << store.error().message << "\n";
     return 1;
@@ -195,6 +200,26 @@ int run_audit_verify(const OperatorConfig& config) {
     return 2;
   }
   std::cout << "audit verified: every chain intact, payments, operations and deliveries agree\n";
+  return 0;
+}
+
+}  // namespace idempay::app
+
+namespace idempay::app {
+
+int run_migrate(const MigrateConfig& config) {
+  auto at = parse_store_location(config.store, "");
+  if (!at || at->kind != StoreLocation::Kind::kPostgres) {
+    std::cerr << "migrate: --store must name a PostgreSQL database (postgresql://...); RocksDB needs no migration\n";
+    return 2;
+  }
+  storage::PostgresOptions options;
+  options.uri = at->where;
+  if (auto done = storage::migrate_postgres_store(options, domain::keyspace_names()); !done) {
+    std::cerr << "migrate: " << done.error().message << "\n";
+    return 1;
+  }
+  std::cout << "the schema is up to date\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "commands.hpp"
+#include "store_location.hpp"
 #include "idempay/acquirer/acquirer.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/domain/keyspaces.hpp"
@@ -126,16 +127,12 @@ void reload_merchants(const std::string& path, http::Server& server, MerchantDir
 }
 
 Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
-  std::string path = (std::filesystem::path(config.data_dir) / "rocksdb").string();
-  if (!config.store.empty()) {
-    constexpr std::string_view kRocks = "rocksdb:";
-    if (config.store.rfind(kRocks, 0) != 0) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "unsupported --store " + config.store + " (only rocksdb:DIR is implemented)");
-    }
-    path = config.store.substr(kRocks.size());
+  auto at = parse_store_location(config.store, config.data_dir);
+  if (!at) {
+    return tl::unexpected(at.error());
   }
-  return storage::open_rocks_store(storage::RocksOptions{path, true}, domain::keyspace_names());
+  spdlog::info("store: {}", describe(*at));
+  return open_store_at(*at, false, !config.no_migrate);
 }
 
 // A secret kept in a 0600 file in the data directory, created on first use.

@@ -2,7 +2,7 @@
 # Installs what idempay needs to build, test and benchmark, from Debian's archive only.
 set -euo pipefail
 packages=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config libpq-dev postgresql postgresql-client
   libcaf-dev librocksdb-dev libsimdjson-dev libboost-dev libssl-dev libexpected-dev
   libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
   python3 python3-pytest python3-jsonschema

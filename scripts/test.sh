@@ -12,5 +12,13 @@ cmake --build "$build_dir" -j "$(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
-cd "$build_dir"
-ctest --output-on-failure -j 2 "$@"
+# A throwaway PostgreSQL cluster on a free port for the PostgreSQL store's tests, unless the
+# caller names a server of its own.
+if [[ -z "${IDEMPAY_TEST_PG_URI:-}" ]]; then
+  pg_dir=$(mktemp -d /tmp/idempay-pg.XXXXXX)
+  chmod 755 "$pg_dir"
+  IDEMPAY_TEST_PG_URI=$(scripts/pg-local.sh start "$pg_dir")
+  export IDEMPAY_TEST_PG_URI
+  trap 'scripts/pg-local.sh stop "$pg_dir" || true; rm -rf "$pg_dir"' EXIT
+fi
+(cd "$build_dir" && ctest --output-on-failure -j 2 "$@")

@@ -239,3 +239,31 @@ def webhook_stub_pair(connector_factory, base_dir, request):
                           extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
     yield stub, c
     stub.terminate()
+
+
+def pay_and_settle(connector, prefix, count):
+    """Creates `count` payments of 10.00 and settles every other one; returns every answer by
+    (path, paymentId), each asserted 200."""
+    answers = {}
+    for i in range(count):
+        pid = f"{prefix}-{i}"
+        answers[("/payments", pid)] = connector.post("/payments", create_body(pid, value=10))
+        if i % 2 == 0:
+            path = f"/payments/{pid}/settlements"
+            answers[(path, pid)] = connector.post(path, {"paymentId": pid, "requestId": f"s-{pid}", "value": 10})
+    assert all(status == 200 for status, _, _ in answers.values())
+    return answers
+
+
+def assert_same_answers_one_charge(connector, answers, stub, prefix, count):
+    """Every request of pay_and_settle asked again: the same status and bytes, and the
+    acquirer's ledger shows one authorization and one capture each."""
+    for (path, pid), (status, raw, _) in answers.items():
+        body = create_body(pid, value=10) if path == "/payments" else \
+            {"paymentId": pid, "requestId": f"s-{pid}", "value": 10}
+        again = connector.post(path, body)
+        assert again[0] == status
+        assert again[1] == raw, f"{path} for {pid} changed after the crash"
+    book = ledger(stub)
+    assert all(book["authorizations"][f"{prefix}-{i}"]["calls"] == 1 for i in range(count))
+    assert all(book["captures"][f"{prefix}-{i}/s-{prefix}-{i}"]["calls"] == 1 for i in range(0, count, 2))
