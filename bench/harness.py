@@ -14,6 +14,8 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
              stub's own ledger is not counted)
+  postgresql Create Payment with the PostgreSQL store (one instance; a throwaway cluster from
+             scripts/pg-local.sh), next to pgbench's rate for a put-if-absent per synchronous commit
   growth     create throughput on a store preloaded with 10 thousand .. 10 million payments
   sustained  minutes of load on one process with no idle waits, reported per 10 s window:
              Create Payment alone, then a gateway-like mix (each payment created with the
@@ -252,6 +254,42 @@ def throughput_rounds(binary, work, opts, runs):
             "disk_bytes_per_payment": round(server.disk_bytes() / payments, 1)}
 
 
+def pgbench(uri, work, duration, clients):
+    """pgbench's rate for the statement a payment's intent is made of: a put-if-absent of a new
+    400-byte row, committed synchronously, one per transaction."""
+    subprocess.run(["psql", "-X", "-q", uri, "-c",
+                    "CREATE TABLE IF NOT EXISTS bench_kv (key bigint PRIMARY KEY, value bytea NOT NULL, etag bigint)"],
+                   check=True, capture_output=True)
+    script = work / "put_if_absent.sql"
+    script.write_text("\\set k random(1, 9000000000000)\n"
+                      "INSERT INTO bench_kv VALUES (:k, convert_to(repeat('x', 400), 'UTF8'), 1) ON CONFLICT DO NOTHING;\n")
+    out = subprocess.run(["pgbench", "-n", "-c", str(clients), "-j", "2", "-T", str(duration), "-f", str(script), uri],
+                         capture_output=True, text=True).stdout
+    match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out)
+    return float(match.group(1)) if match else 0.0
+
+
+def postgres_rounds(binary, work, opts, runs, extra):
+    """Create Payment with the PostgreSQL store (one instance, a throwaway cluster from
+    scripts/pg-local.sh on this machine), next to pgbench in the same run."""
+    pg_dir = work / "pg"
+    pg_dir.mkdir()
+    os.chmod(work, 0o755)
+    os.chmod(pg_dir, 0o755)
+    pg_local = str(ROOT / "scripts" / "pg-local.sh")
+    uri = subprocess.run([pg_local, "start", str(pg_dir)], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        server = Idempay(binary, work, "postgresql", ["--store", uri])
+        for r in range(opts.rounds):
+            server.wait_idle()
+            runs["pg_create"].append(wrk(f"{server.url}/payments", opts.duration, opts.connections,
+                                         "create_distinct.lua", [f"pg{r}"]))
+        server.stop()
+        extra["pgbench_tps"] = pgbench(uri, work, opts.duration, opts.connections)
+    finally:
+        subprocess.run([pg_local, "stop", str(pg_dir)], capture_output=True)
+
+
 def latency_rounds(binary, work, opts, runs):
     slow = Idempay(binary, work, "latency", ["--stub-latency-ms", "100"])
     for r in range(opts.rounds):
@@ -429,13 +467,13 @@ def sustained_report(s):
 LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),
           ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
-          ("latency", "Create Payment, stub 100 ms, 1000 conn.")]
+          ("latency", "Create Payment, stub 100 ms, 1000 conn."),
+          ("pg_create", "Create Payment on PostgreSQL, 1 instance")]
 
 
 def table_rows(runs):
-    if not runs["nginx"]:
-        return [], 0
-    nginx_rps = summarize([r["rps"] for r in runs["nginx"]])["median"]
+    # Without the throughput rounds there is no short-run ceiling: ratios to nginx are NaN.
+    nginx_rps = summarize([r["rps"] for r in runs["nginx"]])["median"] if runs["nginx"] else float("nan")
     rows = []
     for name, label in LABELS:
         if not runs[name]:
@@ -446,7 +484,7 @@ def table_rows(runs):
                      "p99_ms": round(statistics.median(r["p99_ms"] for r in runs[name]), 2),
                      "non2xx": sum(r["non2xx"] for r in runs[name]),
                      "vs_nginx": round(rps["median"] / nginx_rps, 3)})
-    return rows, nginx_rps
+    return rows, (nginx_rps if runs["nginx"] else 0)
 
 
 def report(out_dir, opts, rows, nginx_rps, extra):
@@ -491,6 +529,11 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         print(f"db_bench fillrandom --sync=1 --threads=32: {extra['db_bench_sync_ops']:.0f} ops/s; "
               f"Create Payment distinct = {create['rps_median'] / extra['db_bench_sync_ops']:.0%} of it "
               f"(each payment is 2 synced batches)")
+    pg = next((r for r in rows if r["scenario"] == "pg_create"), None)
+    if pg and extra.get("pgbench_tps"):
+        print(f"pgbench, put-if-absent of a new row per synchronous commit, -c{opts.connections}: "
+              f"{extra['pgbench_tps']:.0f} tps; Create Payment on PostgreSQL = {pg['rps_median'] / extra['pgbench_tps']:.0%} "
+              f"of it (each payment is 2 transactions, grouped)")
     if half:
         print(f"p99 at {half['rps_median']} req/s ({half['rps_median'] / create['rps_median']:.0%} of the create rate): "
               f"{half['p99_ms']} ms")
@@ -558,7 +601,8 @@ def main():
                     help="sustained scenarios against the out-of-process stub (the RSS is then the connector's own)")
     ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
     ap.add_argument("--skip", default="",
-                    help="comma-separated groups to leave out: throughput,latency,webhooks,memory,growth,sustained")
+                    help="comma-separated groups to leave out: "
+                         "throughput,latency,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     opts = ap.parse_args()
@@ -592,6 +636,9 @@ def main():
         if "growth" not in skip:
             print("growth", flush=True)
             growth_rounds(opts.binary, work, opts, extra)
+        if "postgresql" not in skip:
+            print("Create Payment on PostgreSQL, next to pgbench", flush=True)
+            postgres_rounds(opts.binary, work, opts, runs, extra)
         if "sustained" not in skip:
             print(f"sustained: {opts.sustained} s of creates, then of a gateway mix, no idle waits", flush=True)
             sustained_rounds(opts.binary, work, opts, extra)
