@@ -17,6 +17,7 @@
 #include <cassert>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -100,8 +101,8 @@ public:
   // Runs one or more statements (the simple protocol); one result per statement, or the
   // first failure. A broken connection is reset for the next caller.
   Result<std::vector<PgResult>> run(const std::string& sql) {
-    if (PQstatus(conn_) != CONNECTION_OK) {
-      PQreset(conn_);
+    if (auto ready = reconnect_if_broken(); !ready) {
+      return tl::unexpected(ready.error());
     }
     if (PQsendQuery(conn_, sql.c_str()) == 0) {
       return tl::unexpected(unavailable(last_error()));
@@ -124,8 +125,8 @@ public:
 
   // One statement with binary parameters and binary results.
   Result<PgResult> query(const std::string& sql, const std::vector<std::string_view>& params) {
-    if (PQstatus(conn_) != CONNECTION_OK) {
-      PQreset(conn_);
+    if (auto ready = reconnect_if_broken(); !ready) {
+      return tl::unexpected(ready.error());
     }
     std::vector<const char*> values;
     std::vector<int> lengths;
@@ -142,6 +143,11 @@ public:
     return r;
   }
 
+  /// Runs after every reconnection, before the connection is used again; its failure keeps
+  /// the connection unusable (the committer's instance lock, taken again: if another instance
+  /// took it meanwhile, this one must not write).
+  void on_reconnect(std::function<Status(Connection&)> setup) { on_reconnect_ = std::move(setup); }
+
   std::string last_error() const {
     std::string e = PQerrorMessage(conn_);
     while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) {
@@ -152,7 +158,36 @@ public:
 
 private:
   explicit Connection(PGconn* conn) : conn_(conn) {}
+
+  // A connection the server dropped (a restart, a failover) is opened again for the next
+  // statement; the one that found it broken has already failed, retryably.
+  Status reconnect_if_broken() {
+    if (PQstatus(conn_) == CONNECTION_OK && !setup_failed_) {
+      return {};
+    }
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      PQreset(conn_);
+      if (PQstatus(conn_) != CONNECTION_OK) {
+        return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
+      }
+      setup_failed_ = false;
+      if (on_reconnect_) {
+        auto setup = on_reconnect_(*this);
+        setup_failed_ = !setup;
+        if (!setup) {
+          spdlog::error("store: {}", setup.error().message);
+        }
+      }
+    }
+    if (setup_failed_) {
+      return make_error(ErrorCode::kUnavailable, "this connection lost what it holds; not writing");
+    }
+    return {};
+  }
+
   PGconn* conn_;
+  std::function<Status(Connection&)> on_reconnect_;
+  bool setup_failed_ = false;
 };
 
 // A bounded set of connections: a reader waits for one rather than opening more.
@@ -559,15 +594,23 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
   }
   if (!options.read_only) {
     // One serving instance per database until several instances coordinate by lease: a second
-    // one is refused at start, as a second process on a RocksDB directory is.
-    auto lock = (*writer)->run("SELECT pg_try_advisory_lock(7231, hashtext('" + options.schema + "'))");
-    if (!lock) {
-      return tl::unexpected(lock.error());
+    // one is refused at start, as a second process on a RocksDB directory is. The lock lives
+    // with the committer's session: taken again whenever that connection is re-established.
+    auto take_lock = [schema = options.schema](Connection& c) -> Status {
+      auto lock = c.run("SELECT pg_try_advisory_lock(7231, hashtext('" + schema + "'))");
+      if (!lock) {
+        return tl::unexpected(lock.error());
+      }
+      if (std::string(PQgetvalue(lock->front().get(), 0, 0)) != "t") {
+        return make_error(ErrorCode::kUnavailable,
+                          "another idempay instance is serving from this database (schema " + schema + ")");
+      }
+      return {};
+    };
+    if (auto locked = take_lock(**writer); !locked) {
+      return tl::unexpected(locked.error());
     }
-    if (std::string(PQgetvalue(lock->front().get(), 0, 0)) != "t") {
-      return make_error(ErrorCode::kUnavailable,
-                        "another idempay instance is serving from this database (schema " + options.schema + ")");
-    }
+    (*writer)->on_reconnect(take_lock);
   }
   auto pool = std::make_unique<ConnectionPool>();
   size_t connections = std::max<size_t>(options.reader_connections, 1);

@@ -1,16 +1,21 @@
 """The connector on PostgreSQL (--store postgresql://...), against a real server started by
 scripts/test.sh (scripts/pg-local.sh): answers survive SIGKILL byte for byte with one charge
 each, a second serving instance on the same database is refused, the operator commands read
-the same store, `audit verify` passes, and no card number is stored."""
+the same store, `audit verify` passes, no card number is stored, and a restart of PostgreSQL
+under a running connector is retryable and loses nothing."""
 import json
 import os
+import pathlib
 import random
+import shutil
 import subprocess
+import tempfile
+import time
 import urllib.parse
 
 import pytest
 
-from conftest import BIN, TEST_CARDS, assert_same_answers_one_charge, create_body, pay_and_settle
+from conftest import BIN, TEST_CARDS, assert_same_answers_one_charge, create_body, ledger, pay_and_settle
 
 BASE_URI = os.environ.get("IDEMPAY_TEST_PG_URI", "")
 pytestmark = pytest.mark.skipif(not BASE_URI, reason="IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server")
@@ -74,3 +79,36 @@ def test_migrate_creates_the_schema_and_serve_without_migrating_needs_it(connect
     connector = connector_factory(extra_args=["--store", pg_uri, "--no-migrate"])
     status, raw, _ = connector.post("/payments", create_body("pg-migrated"))
     assert status == 200 and json.loads(raw)["status"] == "approved"
+
+
+def test_a_postgresql_restart_is_retryable_and_loses_nothing(connector_factory, stub_server):
+    """PostgreSQL stopped under a running connector: requests that need it get a retryable
+    error (never a success, never a crash); once it is back, on the same address, the retries
+    succeed, every earlier answer is the same, and nothing was charged twice."""
+    pg_local = str(pathlib.Path(__file__).resolve().parents[2] / "scripts" / "pg-local.sh")
+    # Under /tmp: the cluster's owner (postgres, when the tests run as root) must reach it.
+    cluster = pathlib.Path(tempfile.mkdtemp(prefix="idempay-pg-restart-", dir="/tmp"))
+    os.chmod(cluster, 0o755)
+    uri = subprocess.run([pg_local, "start", str(cluster)], capture_output=True, text=True, check=True).stdout.strip()
+    port = urllib.parse.urlsplit(uri).port
+    try:
+        connector = connector_factory(acquirer=stub_server.url, extra_args=["--store", uri])
+        answers = pay_and_settle(connector, "pgr", 4)
+
+        subprocess.run([pg_local, "stop", str(cluster)], check=True)
+        status, raw, _ = connector.post("/payments", create_body("pgr-during"))
+        assert status == 503, raw  # retryable: nothing was done
+        assert connector.process.proc.poll() is None  # still serving
+
+        subprocess.run([pg_local, "start", str(cluster), str(port)], check=True, capture_output=True)
+        for _ in range(20):
+            status, raw, _ = connector.post("/payments", create_body("pgr-during"))
+            if status == 200:
+                break
+            time.sleep(0.5)
+        assert status == 200 and json.loads(raw)["status"] == "approved", raw
+        assert ledger(stub_server)["authorizations"]["pgr-during"]["calls"] == 1
+        assert_same_answers_one_charge(connector, answers, stub_server, "pgr", 4)
+    finally:
+        subprocess.run([pg_local, "stop", str(cluster)], capture_output=True)
+        shutil.rmtree(cluster, ignore_errors=True)
