@@ -96,6 +96,14 @@ struct MigrateConfig {
 /// `idempay migrate --store URI`: creates or upgrades the PostgreSQL schema.
 int run_migrate(const MigrateConfig& config);
 
+struct CopyStoreConfig {
+  std::string from;  ///< rocksdb:DIR (of a stopped connector) or postgresql://...
+  std::string to;    ///< an empty store
+};
+
+/// `idempay copy-store --from URI --to URI`: every key of every keyspace, into an empty store.
+int run_copy_store(const CopyStoreConfig& config);
+
 /// Runs the acquirer stub server until SIGTERM/SIGINT.
 int run_acquirer_stub(const StubConfig& config);
 

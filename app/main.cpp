@@ -153,6 +153,11 @@ int main(int argc, char** argv) {
   auto* mg = app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (serve also does it at start)");
   mg->add_option("--store", migrate.store, "postgresql://... (a libpq URI)")->envname("IDEMPAY_STORE")->required();
 
+  CopyStoreConfig copy;
+  auto* cp = app.add_subcommand("copy-store", "copy a stopped connector's store into an empty one (RocksDB to PostgreSQL)");
+  cp->add_option("--from", copy.from, "rocksdb:DIR or postgresql://...")->required();
+  cp->add_option("--to", copy.to, "postgresql://... or rocksdb:DIR (empty)")->required();
+
   CLI11_PARSE(app, argc, argv);
   configure_logging(log_format, log_level);
   if (s->parsed()) {
@@ -163,6 +168,9 @@ int main(int argc, char** argv) {
   }
   if (mg->parsed()) {
     return run_migrate(migrate);
+  }
+  if (cp->parsed()) {
+    return run_copy_store(copy);
   }
   if (verify->parsed()) {
     return run_audit_verify(op);

@@ -70,21 +70,34 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
+    return collect(
+        ks, [&](const auto& space) { return space.lower_bound(std::string(prefix)); },
+        [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; }, limit);
+  }
+
+  Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
+                                                                      size_t limit) override {
+    return collect(
+        ks, [&](const auto& space) { return space.upper_bound(std::string(after)); },
+        [](const std::string&) { return true; }, limit);
+  }
+
+private:
+  // Up to `limit` entries of `ks` in key order from `first(space)`, while `keep(key)`.
+  template <class First, class Keep>
+  Result<std::vector<std::pair<std::string, Versioned>>> collect(Keyspace ks, First first, Keep keep, size_t limit) {
     if (ks.index >= spaces_.size()) {
       return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
     }
     std::lock_guard lock(mutex_);
     std::vector<std::pair<std::string, Versioned>> out;
-    auto& space = spaces_[ks.index];
-    for (auto it = space.lower_bound(std::string(prefix));
-         it != space.end() && out.size() < limit && it->first.compare(0, prefix.size(), prefix) == 0;
-         ++it) {
+    const auto& space = spaces_[ks.index];
+    for (auto it = first(space); it != space.end() && out.size() < limit && keep(it->first); ++it) {
       out.emplace_back(it->first, it->second);
     }
     return out;
   }
 
-private:
   void run() {
     for (;;) {
       std::pair<Batch, CommitCallback> next;

@@ -335,28 +335,17 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
-    if (auto k = known(ks); !k) {
-      return tl::unexpected(k.error());
-    }
     std::string upper = prefix_upper_bound(prefix);
-    std::string limit_text = std::to_string(std::min<size_t>(limit, 1u << 30));
-    std::string sql = "SELECT value, etag, key FROM " + tables_.names[ks.index] + " WHERE key >= $1"
-                      + (upper.empty() ? "" : " AND key < $2") + " ORDER BY key LIMIT " + limit_text;
     std::vector<std::string_view> params{prefix};
     if (!upper.empty()) {
       params.push_back(upper);
     }
-    return pool_->with([&](Connection& c) -> Result<std::vector<std::pair<std::string, Versioned>>> {
-      auto r = c.query(sql, params);
-      if (!r) {
-        return tl::unexpected(r.error());
-      }
-      std::vector<std::pair<std::string, Versioned>> out;
-      for (int i = 0; i < PQntuples(r->get()); ++i) {
-        out.emplace_back(std::string(PQgetvalue(r->get(), i, 2), PQgetlength(r->get(), i, 2)), row(r->get(), i, 0));
-      }
-      return out;
-    });
+    return rows_where(ks, upper.empty() ? "key >= $1" : "key >= $1 AND key < $2", params, limit);
+  }
+
+  Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
+                                                                      size_t limit) override {
+    return rows_where(ks, "key > $1", {after}, limit);
   }
 
   void commit(Batch batch, CommitCallback done) override {
@@ -378,6 +367,28 @@ public:
   }
 
 private:
+  // Up to `limit` rows of `ks` matching `condition`, in key order.
+  Result<std::vector<std::pair<std::string, Versioned>>> rows_where(Keyspace ks, const std::string& condition,
+                                                                      const std::vector<std::string_view>& params,
+                                                                      size_t limit) {
+    if (auto k = known(ks); !k) {
+      return tl::unexpected(k.error());
+    }
+    std::string sql = "SELECT value, etag, key FROM " + tables_.names[ks.index] + " WHERE " + condition
+                      + " ORDER BY key LIMIT " + std::to_string(std::min<size_t>(limit, 1u << 30));
+    return pool_->with([&](Connection& c) -> Result<std::vector<std::pair<std::string, Versioned>>> {
+      auto r = c.query(sql, params);
+      if (!r) {
+        return tl::unexpected(r.error());
+      }
+      std::vector<std::pair<std::string, Versioned>> out;
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        out.emplace_back(std::string(PQgetvalue(r->get(), i, 2), PQgetlength(r->get(), i, 2)), row(r->get(), i, 0));
+      }
+      return out;
+    });
+  }
+
   static Versioned row(PGresult* r, int i, int first_column) {
     Versioned v;
     v.value.assign(PQgetvalue(r, i, first_column), PQgetlength(r, i, first_column));

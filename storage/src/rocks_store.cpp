@@ -175,13 +175,35 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
+    rocksdb::Slice p(prefix.data(), prefix.size());
+    return collect(
+        ks, [&](rocksdb::Iterator& it) { it.Seek(p); }, [&](const rocksdb::Slice& key) { return key.starts_with(p); },
+        limit);
+  }
+
+  Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
+                                                                      size_t limit) override {
+    rocksdb::Slice start(after.data(), after.size());
+    auto seek_past = [&](rocksdb::Iterator& it) {
+      it.Seek(start);
+      if (it.Valid() && it.key() == start) {
+        it.Next();
+      }
+    };
+    return collect(ks, seek_past, [](const rocksdb::Slice&) { return true; }, limit);
+  }
+
+private:
+  // Up to `limit` entries of `ks` in key order from where `seek` puts an iterator, while
+  // `keep(key)`.
+  template <class Seek, class Keep>
+  Result<std::vector<std::pair<std::string, Versioned>>> collect(Keyspace ks, Seek seek, Keep keep, size_t limit) {
     if (auto k = known(ks); !k) {
       return tl::unexpected(k.error());
     }
     std::vector<std::pair<std::string, Versioned>> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf(ks)));
-    rocksdb::Slice p(prefix.data(), prefix.size());
-    for (it->Seek(p); it->Valid() && it->key().starts_with(p) && out.size() < limit; it->Next()) {
+    for (seek(*it); it->Valid() && keep(it->key()) && out.size() < limit; it->Next()) {
       auto v = decode(std::string_view(it->value().data(), it->value().size()));
       if (!v) {
         return tl::unexpected(Error{v.error().code, v.error().message + " (key " + it->key().ToString() + ")"});
@@ -194,7 +216,6 @@ public:
     return out;
   }
 
-private:
   rocksdb::ColumnFamilyHandle* cf(Keyspace ks) const { return handles_[ks.index]; }
 
   Status known(Keyspace ks) const {

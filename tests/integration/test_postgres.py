@@ -112,3 +112,26 @@ def test_a_postgresql_restart_is_retryable_and_loses_nothing(connector_factory, 
     finally:
         subprocess.run([pg_local, "stop", str(cluster)], capture_output=True)
         shutil.rmtree(cluster, ignore_errors=True)
+
+
+def test_a_rocksdb_store_copied_into_postgresql_verifies_and_replays(connector_factory, stub_server, pg_uri):
+    """Moving an installation: the stopped connector's RocksDB store copied with `idempay
+    copy-store` passes `audit verify` on PostgreSQL, and a connector serving from it gives every
+    earlier answer byte for byte without charging again."""
+    connector = connector_factory(acquirer=stub_server.url)
+    answers = pay_and_settle(connector, "moved", 6)
+    rocks = f"rocksdb:{connector.data_dir / 'rocksdb'}"
+    busy = subprocess.run([BIN, "copy-store", "--from", rocks, "--to", pg_uri], capture_output=True, timeout=60)
+    assert busy.returncode != 0  # the source is still served: refused, nothing copied
+    assert connector.process.terminate() == 0
+
+    copied = subprocess.run([BIN, "copy-store", "--from", rocks, "--to", pg_uri], capture_output=True, timeout=120)
+    assert copied.returncode == 0, copied.stderr
+    assert b"payments: 6 keys" in copied.stdout
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    again = subprocess.run([BIN, "copy-store", "--from", rocks, "--to", pg_uri], capture_output=True, timeout=60)
+    assert again.returncode != 0 and b"already holds data" in again.stderr
+
+    on_postgres = connector_factory(acquirer=stub_server.url, extra_args=["--store", pg_uri])
+    assert_same_answers_one_charge(on_postgres, answers, stub_server, "moved", 6)

@@ -33,6 +33,11 @@ public:
                                                                         size_t limit) override {
     return inner_->scan(ks, prefix, limit);
   }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan_after(storage::Keyspace ks,
+                                                                              std::string_view after,
+                                                                              size_t limit) override {
+    return inner_->scan_after(ks, after, limit);
+  }
 
 protected:
   /// Sees every batch handed to the store, before it is committed.

@@ -522,6 +522,10 @@ public:
                                                                          size_t) override {
     return std::vector<std::pair<std::string, storage::Versioned>>();
   }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan_after(storage::Keyspace, std::string_view,
+                                                                               size_t) override {
+    return std::vector<std::pair<std::string, storage::Versioned>>();
+  }
 
 private:
   std::atomic<int> commits_{0};

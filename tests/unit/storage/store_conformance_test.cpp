@@ -1,6 +1,7 @@
 // One suite, every Store implementation: the in-memory test store must behave like RocksDB.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -170,6 +171,34 @@ TYPED_TEST(StoreConformanceTest, PrefixScanInKeyOrderWithLimit) {
   EXPECT_EQ(all[1].second.value, "b/2");
   EXPECT_EQ(this->store->scan(Space::kOutbox, "b/", 2).value().size(), 2u);
   EXPECT_TRUE(this->store->scan(Space::kOutbox, "z", 10).value().empty());
+}
+
+// A whole keyspace, page by page, in key order: every key once, the last page short.
+TYPED_TEST(StoreConformanceTest, PagesAfterAKeyWalkTheWholeKeyspace) {
+  Batch batch;
+  for (int i = 0; i < 25; ++i) {
+    batch.push_back({Space::kOutbox, "k" + std::to_string(100 + i), "v" + std::to_string(i), 0});
+  }
+  batch.push_back({Space::kAudit, "other", "x", 0});
+  ASSERT_TRUE(this->store->commit_and_wait(std::move(batch)));
+  std::vector<std::string> seen;
+  std::string after;
+  for (;;) {
+    auto page = this->store->scan_after(Space::kOutbox, after, 10).value();
+    if (page.empty()) {
+      break;
+    }
+    EXPECT_LE(page.size(), 10u);
+    for (const auto& [key, v] : page) {
+      EXPECT_EQ(v.etag, 1u);
+      seen.push_back(key);
+    }
+    after = page.back().first;
+  }
+  ASSERT_EQ(seen.size(), 25u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.front(), "k100");
+  EXPECT_EQ(this->store->scan_after(Space::kOutbox, "k110", 2).value().front().first, "k111");  // strictly after
 }
 
 // Many threads race to create the same key and then to swap it from the same etag: exactly

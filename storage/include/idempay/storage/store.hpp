@@ -91,6 +91,11 @@ public:
                                                                         std::string_view prefix,
                                                                         size_t limit) = 0;
 
+  /// Up to `limit` entries whose key is greater than `after`, in key order: a whole keyspace
+  /// page by page (start with `after` empty; every key the connector writes is non-empty).
+  virtual Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
+                                                                              size_t limit) = 0;
+
   /// Blocking commit for tools and tests; never call it from an actor or an I/O thread.
   CommitResult commit_and_wait(Batch batch);
 };
