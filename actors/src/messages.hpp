@@ -110,9 +110,12 @@ struct Continuation {
 template <class T>
 std::function<void(T)> in_actor(caf::event_based_actor* self, std::function<void(T)> fn) {
   caf::actor hdl = caf::actor_cast<caf::actor>(self);
-  return [hdl, fn = std::move(fn)](T value) {
+  // Shared, not copied into each Continuation: the step may hold a whole decision (record,
+  // answer), and a copy per completion would be a copy on every request.
+  auto step = std::make_shared<std::function<void(T)>>(std::move(fn));
+  return [hdl, step](T value) {
     caf::anon_send(hdl, resume_atom::value,
-                   Continuation{[fn, v = std::make_shared<T>(std::move(value))] { fn(std::move(*v)); }});
+                   Continuation{[step, v = std::make_shared<T>(std::move(value))] { (*step)(std::move(*v)); }});
   };
 }
 

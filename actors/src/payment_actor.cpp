@@ -249,9 +249,12 @@ void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> stat
       }
       return carry_out(std::move(d), found ? "after-result" : nullptr);
     }
-    default:
+    case Flow::kCreate:
       return carry_out(create_status(payment_, status, {false, told_undefined_}, inflight_merchant_, ctx_.core, now),
                        found ? "after-result" : nullptr);
+    default:  // no other flow asks for a status
+      spdlog::error("payment {}: a status answer no flow asked for", id());
+      return finish();
   }
 }
 

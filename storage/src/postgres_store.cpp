@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -132,7 +133,7 @@ public:
     std::vector<int> lengths;
     std::vector<int> formats(params.size(), 1);
     for (auto p : params) {
-      values.push_back(p.data());
+      values.push_back(p.data() != nullptr ? p.data() : "");  // a null pointer would be SQL NULL
       lengths.push_back(static_cast<int>(p.size()));
     }
     PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
@@ -423,24 +424,23 @@ private:
 
   // The etag of every key some condition of `group` needs, read and locked in one round trip.
   Result<std::map<std::pair<size_t, std::string>, uint64_t>> read_etags(const std::vector<PendingCommit>& group) {
-    std::map<size_t, std::vector<std::string>> keys;  // keyspace -> hex literals
-    std::map<std::pair<size_t, std::string>, bool> seen;
+    // Sorted, so that rows are always locked in the same order.
+    std::map<size_t, std::set<std::string>> keys;
     for (const auto& p : group) {
       for (const Write& w : p.batch) {
-        auto id = std::make_pair(static_cast<size_t>(w.keyspace.index), w.key);
-        if ((!w.blind || w.expected_etag) && !seen[id]) {
-          seen[id] = true;
-          keys[id.first].push_back(bytea_literal(w.key));
+        if (!w.blind || w.expected_etag) {
+          keys[w.keyspace.index].insert(w.key);
         }
       }
     }
     std::string sql = "BEGIN;";
-    for (const auto& [ks, literals] : keys) {
+    for (const auto& [ks, names] : keys) {
       sql += "SELECT key, etag FROM " + tables_.names[ks] + " WHERE key IN (";
-      for (size_t i = 0; i < literals.size(); ++i) {
-        sql += (i ? "," : "") + literals[i];
+      for (const auto& key : names) {
+        sql += bytea_literal(key) + ",";
       }
-      sql += ") FOR UPDATE;";
+      sql.back() = ')';
+      sql += " ORDER BY key FOR UPDATE;";
     }
     auto results = writer_->run(sql);
     if (!results) {
@@ -448,7 +448,8 @@ private:
     }
     std::map<std::pair<size_t, std::string>, uint64_t> etags;
     size_t at = 1;  // after BEGIN
-    for (const auto& [ks, literals] : keys) {
+    for (const auto& entry : keys) {
+      size_t ks = entry.first;
       PGresult* r = (*results)[at++].get();
       for (int i = 0; i < PQntuples(r); ++i) {
         size_t length = 0;

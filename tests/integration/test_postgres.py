@@ -15,7 +15,10 @@ import urllib.parse
 
 import pytest
 
-from conftest import BIN, TEST_CARDS, assert_same_answers_one_charge, create_body, ledger, pay_and_settle
+from conftest import (BIN, CALLBACK_ARGS, CALLBACK_SECRET, TEST_CARDS, assert_same_answers_one_charge, create_body,
+                      ledger, pay_and_settle)
+from receiver import callback_body, verify
+from test_callbacks import async_payment
 
 BASE_URI = os.environ.get("IDEMPAY_TEST_PG_URI", "")
 pytestmark = pytest.mark.skipif(not BASE_URI, reason="IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server")
@@ -135,3 +138,19 @@ def test_a_rocksdb_store_copied_into_postgresql_verifies_and_replays(connector_f
 
     on_postgres = connector_factory(acquirer=stub_server.url, extra_args=["--store", pg_uri])
     assert_same_answers_one_charge(on_postgres, answers, stub_server, "moved", 6)
+
+
+def test_an_async_payment_on_postgresql_is_called_back_once_with_its_final_answer(connector_factory, receiver,
+                                                                                   pg_uri):
+    """The outbox on PostgreSQL: a pending payment's webhook-driven outcome reaches the gateway
+    as one signed callback whose body is what later Create Payments replay (G2, G5)."""
+    r = receiver()
+    c = connector_factory(extra_args=CALLBACK_ARGS + ["--store", pg_uri])
+    async_payment(c, r, "pg-async")
+    assert r.wait_for(lambda rv: rv.processed), "no callback within 15 s"
+    request = r.requests[-1]
+    assert callback_body(request)["status"] == "approved"
+    assert verify(CALLBACK_SECRET, request["headers"], request["body"])
+    again = c.post("/payments", create_body("pg-async", card="4222222222222224", callbackUrl=r.url()))
+    assert again[1] == request["body"]
+    assert len({req["headers"]["webhook-id"] for req in r.requests}) == 1
