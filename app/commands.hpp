@@ -48,6 +48,10 @@ struct ServeConfig {
   std::string callback_ca_file;
   int64_t reconcile_base_ms = 1'000;
   int reconcile_attempts = 5;
+  std::string instance;  ///< PostgreSQL: this instance's name among those sharing the database
+  int64_t lease_ms = 30'000;
+  int64_t sweep_interval_ms = 5'000;
+  int64_t follow_timeout_ms = 8'000;
   std::string public_url;  ///< base URL for links handed to shoppers' devices (POS submitUrl)
   std::string log_format = "text";
   std::string log_level = "info";

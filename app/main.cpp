@@ -105,6 +105,22 @@ int main(int argc, char** argv) {
   s->add_option("--reconcile-base-ms", serve.reconcile_base_ms,
                 "first retry of a background status call for an unknown outcome (then doubling)")
       ->envname("IDEMPAY_RECONCILE_BASE_MS")->capture_default_str();
+  s->add_option("--instance", serve.instance,
+                "PostgreSQL: this instance's name among those sharing the database (default: host, pid and a "
+                "random suffix; unique per process)")
+      ->envname("IDEMPAY_INSTANCE");
+  s->add_option("--lease-ms", serve.lease_ms,
+                "PostgreSQL: how long a payment's lease or a callback's claim keeps other instances away "
+                "(longer than the acquirer and callback timeouts)")
+      ->envname("IDEMPAY_LEASE_MS")->capture_default_str()->check(CLI::Range(int64_t{100}, int64_t{3'600'000}));
+  s->add_option("--sweep-interval-ms", serve.sweep_interval_ms,
+                "PostgreSQL: how often unfinished payments and pending callbacks are looked for (work a dead "
+                "instance left)")
+      ->envname("IDEMPAY_SWEEP_INTERVAL_MS")->capture_default_str()->check(CLI::Range(int64_t{10}, int64_t{3'600'000}));
+  s->add_option("--follow-timeout-ms", serve.follow_timeout_ms,
+                "PostgreSQL: how long a request waits for another instance's outcome before it answers "
+                "'undefined' or 'retry'")
+      ->envname("IDEMPAY_FOLLOW_TIMEOUT_MS")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{600'000}));
   s->add_option("--reconcile-attempts", serve.reconcile_attempts,
                 "failed status calls before a payment is marked orphaned")
       ->envname("IDEMPAY_RECONCILE_ATTEMPTS")->capture_default_str();

@@ -105,6 +105,12 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   if (path == "/manifest") {
     return respond(is_get ? http::Response(200, manifest_) : method_not_allowed("GET"));
   }
+  if (path == "/health") {
+    if (!is_get) {
+      return respond(method_not_allowed("GET"));
+    }
+    return service_.health([respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); });
+  }
   if (path == "/payment-methods") {
     return respond(is_get ? http::Response(200, payment_methods_) : method_not_allowed("GET"));
   }

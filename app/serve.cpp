@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.hpp"
 #include "store_location.hpp"
@@ -135,6 +136,11 @@ Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
   return open_store_at(*at, false, !config.no_migrate);
 }
 
+bool shared_store(const ServeConfig& config) {
+  auto at = parse_store_location(config.store, config.data_dir);
+  return at && at->kind == StoreLocation::Kind::kPostgres;
+}
+
 // A secret kept in a 0600 file in the data directory, created on first use.
 Result<std::string> dev_secret(const ServeConfig& config, const char* file) {
   return read_or_create_secret((std::filesystem::path(config.data_dir) / file).string(),
@@ -208,8 +214,35 @@ AcquirerDefaults acquirer_defaults(const ServeConfig& config) {
 // and one worker served ~10% more creates than two of each, and as many replays.
 int half_the_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2)); }
 
-actors::ServiceOptions service_options(const ServeConfig& config, std::string legacy_owner) {
+// Unique per process: a restarted instance is a new one, and the leases of the one that died
+// expire instead of being taken for its own.
+// It goes into records, logs and the health answer: letters, digits, '.', '_' and '-' only.
+std::string instance_name(const ServeConfig& config) {
+  std::string name = config.instance;
+  if (name.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string suffix = crypto::random_bytes(3);
+    name = std::string(host) + "-" + std::to_string(getpid()) + "-"
+           + crypto::to_hex(reinterpret_cast<const uint8_t*>(suffix.data()), suffix.size());
+  }
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      c = '-';
+    }
+  }
+  return name.substr(0, 64);
+}
+
+actors::ServiceOptions service_options(const ServeConfig& config, std::string legacy_owner, bool shared_store) {
   actors::ServiceOptions o;
+  if (shared_store) {
+    o.instance = instance_name(config);
+    spdlog::info("instance {}: sharing the store with any other instance on it", o.instance);
+  }
+  o.lease = std::chrono::milliseconds(config.lease_ms);
+  o.sweep_interval = std::chrono::milliseconds(config.sweep_interval_ms);
+  o.follow_timeout = std::chrono::milliseconds(config.follow_timeout_ms);
   o.idle_timeout = std::chrono::milliseconds(config.idle_timeout_ms);
   o.workers = config.workers > 0 ? config.workers : half_the_cores();
   o.callbacks.retry_base = std::chrono::milliseconds(config.callback_retry_base_ms);
@@ -320,7 +353,7 @@ int run_serve(const ServeConfig& given) {
   auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
 
   auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport,
-                                                          service_options(config, legacy_owner));
+                                                          service_options(config, legacy_owner, shared_store(config)));
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
   handler_options.stub = stub;
@@ -328,7 +361,7 @@ int run_serve(const ServeConfig& given) {
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
   PppHandler handler(*service, std::move(handler_options));
   set_server_limits(config, server_options);
-  server_options.public_paths = {"/manifest", "/payment-methods", "/webhooks/acquirer", "/pos/*"};
+  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*"};
   server_options.credentials = credentials;
   for (const auto& [key, token] : ppp::kCredentialHeaders) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});

@@ -1,6 +1,9 @@
 // The outbox dispatcher: delivers every durable outbox entry to its callbackUrl, retries with
 // jittered exponential backoff, keeps at most N attempts in flight per host, and moves what
 // cannot be delivered to the dead letters. On start it resumes every entry left in the outbox.
+// Instances sharing the store claim an entry before each attempt (a compare-and-swap of the
+// entry with this instance's name and an expiry), so that one instance at a time attempts it,
+// and sweep the outbox every sweep_interval for entries a dead instance's claim no longer holds.
 #include <deque>
 #include <map>
 #include <random>
@@ -37,6 +40,7 @@ public:
     return {
         [me](deliver_atom, OutboxEntry& entry) { me->add(std::move(entry)); },
         [me](tick_atom) { me->pump(); },
+        [me](sweep_atom) { me->resume_outbox(); },
         [me](resume_atom, Continuation& step) { step.run(); },
         [me](count_atom) { return static_cast<uint64_t>(me->pending_.size()); },
     };
@@ -50,6 +54,9 @@ private:
     auto back = in_actor<std::vector<OutboxEntry>>(self_, [me = shared_from_this()](std::vector<OutboxEntry> entries) {
       for (auto& entry : entries) {
         me->add(std::move(entry));
+      }
+      if (me->ctx_.core.shared()) {
+        me->self_->delayed_send(me->self_, me->ctx_.sweep_interval, sweep_atom::value);
       }
     });
     ctx_.store->read_async([back](storage::Store& store) { back(read_outbox(store)); });
@@ -71,7 +78,7 @@ private:
       }
     }
     if (!out.empty()) {
-      spdlog::info("resuming {} pending callback deliveries", out.size());
+      spdlog::debug("{} callback deliveries pending in the outbox", out.size());
     }
     return out;
   }
@@ -121,6 +128,63 @@ private:
   }
 
   void attempt(const OutboxEntry& entry) {
+    if (ctx_.core.shared()) {
+      return claim(entry.id);
+    }
+    send(entry);
+  }
+
+  // Reads the entry as stored (another instance may have delivered, rescheduled or claimed
+  // it), then claims it with a compare-and-swap; only the winner attempts.
+  void claim(const std::string& id) {
+    auto back = in_actor<Result<std::optional<storage::Versioned>>>(
+        self_, [me = shared_from_this(), id](Result<std::optional<storage::Versioned>> got) { me->on_read(id, got); });
+    ctx_.store->read_async([back, id](storage::Store& store) { back(store.get(Space::kOutbox, id)); });
+  }
+
+  void on_read(const std::string& id, const Result<std::optional<storage::Versioned>>& got) {
+    int64_t now = now_unix_ms();
+    auto stored = got && *got ? decode_outbox((*got)->value) : Result<OutboxEntry>(tl::unexpected(Error{}));
+    if (!stored || !claimable(*stored, ctx_.core.instance, now)) {
+      return let_go(id);  // gone, rescheduled or claimed elsewhere: the sweep brings it back if due
+    }
+    OutboxEntry claimed = *stored;
+    claimed.claim_owner = ctx_.core.instance;
+    claimed.claim_until = now + ctx_.core.lease_ms;
+    auto back = in_actor<storage::CommitResult>(self_, [me = shared_from_this(), claimed](storage::CommitResult r) {
+      if (!r) {
+        return me->let_go(claimed.id);
+      }
+      me->etags_[claimed.id] = r->front();
+      me->pending_[claimed.id] = claimed;
+      me->send(claimed);
+    });
+    ctx_.store->commit({{Space::kOutbox, id, encode(claimed), (*got)->etag}}, back);
+  }
+
+  // Another instance has this entry: forget it here.
+  void let_go(const std::string& id) {
+    auto found = pending_.find(id);
+    if (found != pending_.end()) {
+      --in_flight_[host_of(found->second.url)];
+      pending_.erase(found);
+    }
+    etags_.erase(id);
+    pump();
+  }
+
+  // Under this instance's claim, if shared: the entry's bookkeeping write is conditioned on it.
+  std::optional<uint64_t> claimed_etag(const std::string& id) {
+    auto found = etags_.find(id);
+    if (found == etags_.end()) {
+      return std::nullopt;
+    }
+    auto etag = found->second;
+    etags_.erase(found);
+    return etag;
+  }
+
+  void send(const OutboxEntry& entry) {
     auto id = entry.id;
     ctx_.transport->send(CallbackAttempt{entry.id, entry.merchant, entry.url, entry.body},
                          in_actor<CallbackResult>(self_, [me = shared_from_this(), id](CallbackResult r) {
@@ -141,10 +205,13 @@ private:
     ++entry.attempts;
     entry.last_status = result.status;
     entry.last_error = result.status == 0 ? result.error.message : std::string();
+    entry.claim_owner.clear();  // the attempt is over: the next one is claimed again
+    entry.claim_until = 0;
+    auto etag = claimed_etag(id);
     if (result.status >= 200 && result.status < 300) {
       pending_.erase(found);
       ctx_.directory->send(entry.payment_id, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
-      record({{Space::kOutbox, id, std::nullopt, std::nullopt}}, id, "delivered");
+      record({{Space::kOutbox, id, std::nullopt, etag}}, id, "delivered");
       return pump();
     }
     FailureKind kind = classify(result);
@@ -156,7 +223,7 @@ private:
       spdlog::warn("callback {} for payment {} is a dead letter after {} attempts: {} {}", id, entry.payment_id,
                    entry.attempts, entry.last_status, entry.last_error);
       pending_.erase(found);
-      record({{Space::kOutbox, id, std::nullopt, std::nullopt},
+      record({{Space::kOutbox, id, std::nullopt, etag},
               {Space::kDeadLetters, id, encode(entry), std::nullopt}},
              id, "dead letter");
       return pump();
@@ -165,7 +232,7 @@ private:
     found->second = entry;
     schedule_.emplace(entry.next_attempt_at, id);
     // Best effort: if this bookkeeping write is lost, a restart retries sooner, never never.
-    record({{Space::kOutbox, id, encode(entry), std::nullopt}}, id, "next attempt");
+    record({{Space::kOutbox, id, encode(entry), etag}}, id, "next attempt");
     pump();
   }
 
@@ -187,6 +254,7 @@ private:
   std::multimap<int64_t, std::string> schedule_;             // not yet due
   std::map<std::string, std::deque<std::string>> ready_;     // due, by host, oldest first
   std::map<std::string, int> in_flight_;
+  std::map<std::string, uint64_t> etags_;  // shared stores: entries claimed here, at their claimed version
   int64_t timer_due_ = 0;
 };
 

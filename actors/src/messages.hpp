@@ -31,6 +31,7 @@ using recovered_atom = caf::atom_constant<caf::atom("recovered")>;
 using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 using notified_atom = caf::atom_constant<caf::atom("notified")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 
 class Directory;
 
@@ -64,12 +65,14 @@ struct CreateCommand {
   ppp::CreatePaymentRequest request;
   std::string merchant;  ///< the authenticated caller
   ReplySink sink;
+  int64_t follow_until = 0;  ///< Unix ms: how long it may wait for another instance's outcome
 };
 
 struct OperateCommand {
   ppp::OperationRequest request;
   std::string merchant;
   ReplySink sink;
+  int64_t follow_until = 0;
 };
 
 struct EventCommand {
@@ -129,6 +132,13 @@ struct ActorContext {
   CallbackOptions callbacks;
   std::chrono::milliseconds reconcile_base{1'000};  ///< first background status retry
   int reconcile_attempts = 5;                       ///< then the record is orphaned
+  /// Instances sharing the store: how often a request that found another instance's lease
+  /// looks again, and for how long at most before it answers "not known yet".
+  std::chrono::milliseconds follow_interval{100};
+  std::chrono::milliseconds follow_timeout{8'000};
+  /// Instances sharing the store: how often unfinished work (recovery index, outbox) is
+  /// looked for, to take over what a dead instance left once its lease has expired.
+  std::chrono::milliseconds sweep_interval{5'000};
   Directory* directory = nullptr;  ///< where every payment's actor is found
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
 };

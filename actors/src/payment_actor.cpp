@@ -60,7 +60,8 @@ void PaymentActor::release_waiters() {
 void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
-  if (busy_ || !deferred_.empty() || reconcile_pending_ || loading_) {
+  if (busy_ || !deferred_.empty() || reconcile_pending_ || loading_ || following_ > 0 || audit_unacked_ > 0
+      || !audit_buffer_.empty()) {
     return;  // the directory offers again after another idle timeout
   }
   if (ctx_.directory->try_retire(id(), self_->address(), handled_)) {
@@ -77,6 +78,17 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
     return;
   }
   loading_ = true;
+  if (shared()) {
+    flush_audit();  // the load must see this actor's own entries, or it would chain from behind them
+    if (audit_unacked_ > 0) {
+      load_after_audit_ = true;
+      return;
+    }
+  }
+  start_load();
+}
+
+void PaymentActor::start_load() {
   read_then<Result<PaymentSnapshot>>([id = id()](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
                                        me->on_loaded(std::move(got));
@@ -90,22 +102,29 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
       // Chained to entries whose commit failed: storing them would leave a gap in the chain.
       spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id(), audit_buffer_.size());
       audit_buffer_.clear();
+      std::move(buffered_entries_.begin(), buffered_entries_.end(), std::back_inserter(relink_));
+      buffered_entries_.clear();
     }
     payment_.record = std::move(got->record);
     payment_.etag = got->etag;
-    audit_.reset(std::move(got->head));
+    audit_.reset(std::move(got->head), got->head_etag);
+    stale_ = false;
     tally_ = std::move(got->tally);
     tally_changed_ = false;
     loaded_ = true;
   }
   // The commands that waited run in arrival order now: each finds the record loaded, or
   // answers the failure (and a later command starts a new load).
+  for (auto& e : std::exchange(relink_, {})) {
+    audit_now(std::move(e));  // lost to another instance's append: chained after it now
+  }
   auto waiting = std::exchange(awaiting_load_, {});
   load_failure_ = got ? nullptr : &got.error();
   for (auto& again : waiting) {
     again();
   }
   load_failure_ = nullptr;
+  forget_unless_busy();  // served what waited for it; the next command reads again
 }
 
 
@@ -118,6 +137,7 @@ void PaymentActor::answer_now(Decision d, const ReplySink& sink) {
   if (d.answer) {
     sink.deliver(std::move(*d.answer));
   }
+  forget_unless_busy();
 }
 
 namespace {
@@ -141,6 +161,24 @@ void PaymentActor::carry_out(Decision d, const char* crash_at) {
   if (!d.commits()) {
     return perform(std::move(d));
   }
+  bool chained = shared() && !d.audit.empty();
+  if (chained && stale_) {
+    // The chain's head in memory is one a lost commit left: chain from the stored one.
+    auto held = std::make_shared<Decision>(std::move(d));
+    loaded_ = false;
+    return when_loaded(ReplySink(), [me = shared_from_this(), held, crash_at] {
+      me->carry_out(std::move(*held), crash_at);
+    });
+  }
+  if (chained) {
+    flush_audit(true);
+    if (audit_unacked_ > 0) {  // chained after the commit in flight: once it has landed
+      auto held = std::make_shared<Decision>(std::move(d));
+      waiting_carry_ = [me = shared_from_this(), held, crash_at] { me->carry_out(std::move(*held), crash_at); };
+      return;
+    }
+    ++audit_unacked_;
+  }
   storage::Batch batch;
   for (auto& e : std::exchange(d.audit, {})) {
     audit(batch, std::move(e));
@@ -153,11 +191,15 @@ void PaymentActor::carry_out(Decision d, const char* crash_at) {
     operation_at = position_of(batch, Space::kOperations, d.operation->key);
   }
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), d = std::move(d),
-                                                                        payment_at, operation_at,
+                                                                        payment_at, operation_at, chained,
                                                                         crash_at](storage::CommitResult res) mutable {
+                       if (chained) {
+                         me->on_audit_acked(false, !res, {});  // its own entries are decided again
+                       }
                        if (!res) {
                          return me->abandon(res.error());
                        }
+                       me->recommit_ = nullptr;
                        if (d.record && payment_at) {
                          me->payment_.record = std::move(d.record);
                          me->payment_.etag = (*res)[*payment_at];
@@ -195,6 +237,8 @@ void PaymentActor::perform(Decision d) {
       return ask_status();
     case Next::kOperate:
       return call_operation(std::move(*d.operation));
+    case Next::kFollow:
+      return end_to_follow();
   }
 }
 
@@ -218,6 +262,12 @@ void PaymentActor::call_authorize() {
           return me->carry_out(authorize_failed(me->payment_, result.error(), me->inflight_merchant_));
         }
         fault::crash_point("after-acquirer");
+        if (me->shared()) {
+          me->recommit_ = [me, a = *result] {
+            me->carry_out(authorized(me->payment_, a, {me->flow_ == Flow::kBackground, me->told_undefined_},
+                                     me->ctx_.core, now_unix_ms()));
+          };
+        }
         me->carry_out(authorized(me->payment_, *result, {me->flow_ == Flow::kBackground, me->told_undefined_},
                                  me->ctx_.core, now_unix_ms()),
                       "after-result");
@@ -268,6 +318,11 @@ void PaymentActor::call_operation(PendingOperation op) {
                                                       spdlog::warn("payment {}: acquirer {} failed: {}", me->id(),
                                                                    ppp::to_string(op.request.kind), r.error().message);
                                                     }
+                                                    if (r && me->shared()) {
+                                                      me->recommit_ = [me, op, r] {
+                                                        me->carry_out(operation_done(me->payment_, op, r, now_unix_ms()));
+                                                      };
+                                                    }
                                                     me->carry_out(operation_done(me->payment_, op, r, now_unix_ms()));
                                                   }));
 }
@@ -275,6 +330,10 @@ void PaymentActor::call_operation(PendingOperation op) {
 void PaymentActor::finish() {
   busy_ = false;
   flow_ = Flow::kNone;
+  again_ = nullptr;
+  recommit_ = nullptr;
+  conflict_retries_ = 0;
+  forget_unless_busy();
   waiters_.clear();
   inflight_create_.reset();
   inflight_request_id_.clear();
@@ -290,6 +349,37 @@ void PaymentActor::finish() {
   }
 }
 
+void PaymentActor::end_to_follow() {
+  auto again = std::exchange(again_, nullptr);
+  for (size_t i = 1; i < waiters_.size(); ++i) {
+    waiters_[i].deliver(in_progress_elsewhere(id()));
+  }
+  waiters_.clear();
+  loaded_ = false;
+  if (again) {
+    deferred_.push_front(std::move(again));  // it looks again (follow_later) once reloaded
+  }
+  finish();
+}
+
+void PaymentActor::follow_later(const ReplySink& sink, int64_t& follow_until, Reply give_up,
+                                std::function<void()> again) {
+  int64_t now = now_unix_ms();
+  if (follow_until == 0) {
+    follow_until = now + ctx_.follow_timeout.count();
+  }
+  if (now >= follow_until) {
+    return sink.deliver(std::move(give_up));
+  }
+  ++following_;
+  self_->delayed_send(self_, ctx_.follow_interval, resume_atom::value,
+                      Continuation{[me = shared_from_this(), again = std::move(again)] {
+                        --me->following_;
+                        me->forget_unless_busy();
+                        again();
+                      }});
+}
+
 void PaymentActor::reply_all(const Reply& reply) {
   for (auto& s : waiters_) {
     s.deliver(reply);
@@ -297,6 +387,34 @@ void PaymentActor::reply_all(const Reply& reply) {
 }
 
 void PaymentActor::abandon(const Error& e) {
+  constexpr int kMaxRaces = 5;
+  if (e.code == ErrorCode::kConflict && shared()) {
+    stale_ = true;
+    if (recommit_ && conflict_retries_ < kMaxRaces) {
+      // The acquirer has answered: its answer is applied again to the record as stored now
+      // (another instance appended to the audit chain, or applied the same outcome first),
+      // never asked for again. The mutation and its waiters stay.
+      ++conflict_retries_;
+      loaded_ = false;
+      return when_loaded(ReplySink(), recommit_);
+    }
+    if (again_ && conflict_retries_ < kMaxRaces) {
+      // Another instance committed first: run the command again on what it recorded. Whoever
+      // joined this attempt is told to retry; the command that started it is run again.
+      spdlog::debug("payment {}: lost a race with another instance; following its record", id());
+      auto again = std::exchange(again_, nullptr);
+      int races = conflict_retries_ + 1;
+      for (size_t i = 1; i < waiters_.size(); ++i) {
+        waiters_[i].deliver(error_reply(Error{ErrorCode::kUnavailable, "concurrent update; retry"}));
+      }
+      waiters_.clear();
+      loaded_ = false;
+      deferred_.push_front(std::move(again));
+      finish();
+      conflict_retries_ = races;
+      return;
+    }
+  }
   // A storage outage is logged once, by the store, not once per request it refuses.
   spdlog::log(e.code == ErrorCode::kUnavailable ? spdlog::level::debug : spdlog::level::warn, "payment {}: {}", id(),
               e.message);
@@ -312,16 +430,29 @@ void PaymentActor::audit_now(AuditEntry e) {
   if (!payment_.record) {
     return;  // no chain for a payment that does not exist
   }
+  if (shared() && stale_) {
+    // Never chained onto a head a lost commit left: once the stored head is loaded.
+    relink_.push_back(std::move(e));
+    if (!busy_ && !loading_) {
+      loaded_ = false;
+      when_loaded(ReplySink(), [] {});
+    }
+    return;
+  }
   // Bounded, so that a long burst still reaches the store as it goes.
   constexpr size_t kMaxBufferedEntries = 32;
   bool first = audit_buffer_.empty() && !tally_changed_;
-  if (is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
+  // Counts are kept by one instance only: a shared store keeps every arrival as an entry.
+  if (!shared() && is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
     tally_.add(e, now_unix_ms());
     tally_changed_ = true;
     if (tally_.total() >= kSealEvery) {
       seal_tally();
     }
   } else {
+    if (shared()) {
+      buffered_entries_.push_back(e);
+    }
     audit_.append(id(), std::move(e), audit_buffer_);
   }
   if (audit_buffer_.size() > kMaxBufferedEntries) {  // the entries and one chain head
@@ -349,6 +480,9 @@ void PaymentActor::flush_audit(bool seal) {
   if (audit_buffer_.empty()) {
     return;
   }
+  if (shared()) {
+    return flush_shared_audit();
+  }
   auto on_failure = in_actor<Error>([me = shared_from_this()](const Error&) {
     if (!me->busy_) {
       me->loaded_ = false;
@@ -361,6 +495,51 @@ void PaymentActor::flush_audit(bool seal) {
       on_failure(r.error());
     }
   });
+}
+
+// Another instance may append to this payment's chain too, and a commit chained from a head
+// that lost a race must fail with it: one chained commit at a time is in flight (a burst still
+// shares one), a load waits for it (it must see this actor's own entries), and entries that
+// lost are chained again after the winner's once the head is reloaded.
+void PaymentActor::flush_shared_audit() {
+  if (audit_unacked_ > 0) {
+    flush_wanted_ = true;
+    return;
+  }
+  ++audit_unacked_;
+  auto back = in_actor<storage::CommitResult>(
+      [me = shared_from_this(), entries = std::exchange(buffered_entries_, {})](storage::CommitResult r) mutable {
+        me->on_audit_acked(!r && r.error().code == ErrorCode::kConflict, !r, std::move(entries));
+      });
+  ctx_.store->commit_riding_along(std::exchange(audit_buffer_, {}), std::move(back));
+}
+
+void PaymentActor::on_audit_acked(bool lost_race, bool failed, std::vector<AuditEntry> entries) {
+  --audit_unacked_;
+  if (failed) {
+    if (lost_race) {
+      std::move(entries.begin(), entries.end(), std::back_inserter(relink_));
+    }
+    // Chained after the failed commit: they go with it, to be chained again.
+    std::move(buffered_entries_.begin(), buffered_entries_.end(), std::back_inserter(relink_));
+    buffered_entries_.clear();
+    audit_buffer_.clear();
+    flush_wanted_ = false;
+    stale_ = true;
+    loaded_ = false;
+  }
+  if (load_after_audit_) {
+    load_after_audit_ = false;
+    return start_load();
+  }
+  if (auto carry = std::exchange(waiting_carry_, nullptr)) {
+    return failed ? when_loaded(ReplySink(), std::move(carry)) : carry();
+  }
+  if (std::exchange(flush_wanted_, false)) {
+    flush_shared_audit();
+  } else if (!relink_.empty() && !loaded_ && !loading_ && !busy_) {
+    when_loaded(ReplySink(), [] {});  // chain them again now, not at the next request
+  }
 }
 
 caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id) {

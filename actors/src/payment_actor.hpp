@@ -26,6 +26,7 @@ public:
   PaymentActor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id)
       : self_(self), ctx_(*context) {
     payment_.id = std::move(payment_id);
+    audit_.guard(shared());
   }
 
   caf::behavior behavior();
@@ -50,6 +51,8 @@ private:
   }
 
   const std::string& id() const { return payment_.id; }
+  // Other instances write this store too: what is cached may be stale (see when_loaded).
+  bool shared() const { return ctx_.core.shared(); }
   const PaymentRecord& record() const { return *payment_.record; }
 
   void release_waiters();
@@ -65,22 +68,36 @@ private:
   // queue behind it in arrival order; while a failed load is reported, `sink` gets the
   // failure instead.
   void when_loaded(const ReplySink& sink, std::function<void()> again);
+  void start_load();
   void on_loaded(Result<PaymentSnapshot> got);
 
   // True when the payment is not loaded yet: `handler` runs with `cmd` once it is.
+  // A command reloads while a mutation is in flight only after it: the reload must not
+  // overwrite what that mutation commits.
   template <class Command>
   bool wait_for_load(void (PaymentActor::*handler)(Command), Command& cmd) {
     if (loaded_) {
       return false;
     }
+    auto again = [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
+    if (busy_) {
+      defer(std::move(again));
+      return true;
+    }
     ReplySink sink;
     if constexpr (!std::is_same_v<Command, NotifiedCommand>) {
       sink = cmd.sink;
     }
-    when_loaded(sink, [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable {
-      ((*me).*handler)(std::move(cmd));
-    });
+    when_loaded(sink, std::move(again));
     return true;
+  }
+
+  // Shared stores: what was loaded serves the command at hand and the ones queued behind it,
+  // then the next command reads the store again (another instance may have moved on).
+  void forget_unless_busy() {
+    if (shared() && !busy_) {
+      loaded_ = false;
+    }
   }
 
   // Runs `read` with memory-only lookups and `then` with its result at once; if a lookup needs
@@ -114,7 +131,16 @@ private:
 
   // Reserves the actor for a mutation started by `flow`, on behalf of `merchant` (empty: the
   // acquirer or the connector). Who waits for its outcome joins `waiters_`.
-  void begin(Flow flow, std::string merchant = {});
+  // Shared stores: `again` runs the command anew if its commit loses a race with another
+  // instance (it then follows what the winner recorded).
+  void begin(Flow flow, std::string merchant = {}, std::function<void()> again = {});
+
+  // Another instance holds the payment's lease: `again` runs after a short wait, until
+  // `follow_until` (set on the first call); after that `sink` gets `give_up`.
+  void follow_later(const ReplySink& sink, int64_t& follow_until, Reply give_up, std::function<void()> again);
+  // The mutation just begun found another instance's lease: its joiners are told to retry,
+  // the command that began it follows.
+  void end_to_follow();
 
   // Answers a decision that needs no turn of the payment.
   void answer_now(Decision d, const ReplySink& sink);
@@ -163,6 +189,10 @@ private:
   // instead (audit.hpp): `seal` puts the counts into the chain as one entry.
   void audit_now(AuditEntry e);
   void flush_audit(bool seal = false);
+  void flush_shared_audit();
+  // A chained commit has landed, or failed (`lost_race`: another instance appended first):
+  // `entries` are its audit_now() entries, to chain again.
+  void on_audit_acked(bool lost_race, bool failed, std::vector<AuditEntry> entries);
   void seal_tally();
 
   // -- commands (payment_commands.cpp) -------------------------------------------------------
@@ -207,12 +237,24 @@ private:
   std::function<void()> on_finished_;  // recovery: told when its reconciliation has ended
   std::deque<std::function<void()>> deferred_;
 
+  std::function<void()> again_;  // shared stores: reruns the mutation in flight after a lost race
+  std::function<void()> recommit_;  // shared stores: reapplies a known acquirer answer after one
+  int conflict_retries_ = 0;     // races lost in a row by the current command
+  int following_ = 0;            // commands waiting to look again at another instance's lease
+  bool stale_ = false;           // a commit lost a race: the cached record is outdated
+
   bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
   bool reconcile_pending_ = false;
   int reconcile_attempts_ = 0;
 
   AuditChain audit_;
   storage::Batch audit_buffer_;  // entries of audit_now() not yet handed to the store
+  std::vector<AuditEntry> buffered_entries_;  // shared stores: the same, to chain again after a lost race
+  std::vector<AuditEntry> relink_;            // lost a race: chained again once the head is reloaded
+  int audit_unacked_ = 0;        // shared stores: audit commits not yet acknowledged
+  bool load_after_audit_ = false;  // a load waits for them: it must see this actor's own entries
+  bool flush_wanted_ = false;      // entries buffered behind the chained commit in flight
+  std::function<void()> waiting_carry_;  // a decision chained behind it
   ArrivalTally tally_;           // arrivals counted, not yet sealed into the chain
   bool tally_changed_ = false;   // since it was last handed to the store
 

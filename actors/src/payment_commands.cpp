@@ -6,11 +6,27 @@
 
 namespace idempay::actors {
 
-void PaymentActor::begin(Flow flow, std::string merchant) {
+void PaymentActor::begin(Flow flow, std::string merchant, std::function<void()> again) {
   busy_ = true;
   flow_ = flow;
   inflight_merchant_ = std::move(merchant);
+  again_ = std::move(again);
 }
+
+namespace {
+
+// Shared stores only: a copy of the command, to run it again after a lost race (the copy of a
+// Create Payment holds card data, in memory only, for as long as the mutation runs).
+template <class Command>
+std::function<void()> rerun(const std::shared_ptr<PaymentActor>& me, void (PaymentActor::*handler)(Command),
+                            const Command& cmd, bool shared) {
+  if (!shared) {
+    return {};
+  }
+  return [me, handler, cmd]() mutable { ((*me).*handler)(std::move(cmd)); };
+}
+
+}  // namespace
 
 // -- Create Payment -----------------------------------------------------------------------------
 
@@ -42,11 +58,16 @@ void PaymentActor::on_create(CreateCommand cmd) {
   if (busy_) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
   }
-  begin(Flow::kCreate, cmd.merchant);
-  waiters_.push_back(cmd.sink);
-  inflight_fingerprint_ = fingerprint;
   std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant);
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
+  if (d.next == Next::kFollow) {
+    // Another instance is authorizing it: its outcome is this request's answer too.
+    auto again = [me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); };
+    return follow_later(cmd.sink, cmd.follow_until, undefined_answer(id()), std::move(again));
+  }
+  begin(Flow::kCreate, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_create, cmd, shared()));
+  waiters_.push_back(cmd.sink);
+  inflight_fingerprint_ = fingerprint;
   bool new_intent = !payment_.record && d.next == Next::kAuthorize;
   inflight_create_ = std::make_shared<ppp::CreatePaymentRequest>(std::move(cmd.request));
   carry_out(std::move(d), new_intent ? "after-intent" : nullptr);
@@ -68,7 +89,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
   if (!d.commits()) {
     return answer_now(std::move(d), cmd.sink);
   }
-  begin(Flow::kTerminal);
+  begin(Flow::kTerminal, {}, rerun(shared_from_this(), &PaymentActor::on_terminal, cmd, shared()));
   waiters_.push_back(cmd.sink);
   carry_out(std::move(d));
 }
@@ -100,7 +121,7 @@ void PaymentActor::on_operate(OperateCommand cmd) {
   }
   // The actor is reserved while the stored operation is read: a duplicate joins this request,
   // other mutations wait their turn.
-  begin(Flow::kOperation, cmd.merchant);
+  begin(Flow::kOperation, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_operate, cmd, shared()));
   waiters_.push_back(cmd.sink);
   inflight_request_id_ = req.request_id;
   inflight_fingerprint_ = fingerprint;
@@ -108,11 +129,23 @@ void PaymentActor::on_operate(OperateCommand cmd) {
   load_operation(request_id, [me = shared_from_this(), cmd = std::move(cmd), fingerprint = std::move(fingerprint)](
                                  Result<std::optional<StoredOperation>> stored) {
     OperationArrival arrival{cmd.request, cmd.merchant, fingerprint};
-    me->carry_out(start_operation(me->payment_, arrival, stored, now_unix_ms()));
+    Decision d = start_operation(me->payment_, arrival, stored, me->ctx_.core, now_unix_ms());
+    if (d.next == Next::kFollow) {
+      // Another instance operates on this payment: this request looks again after it.
+      me->again_ = [me, cmd]() mutable {
+        auto sink = cmd.sink;
+        auto again = [me, cmd]() mutable { me->on_operate(std::move(cmd)); };
+        me->follow_later(sink, cmd.follow_until, in_progress_elsewhere(cmd.request.request_id), std::move(again));
+      };
+    }
+    me->carry_out(std::move(d));
   });
 }
 
 void PaymentActor::resume_operation(const std::string& request_id) {
+  if (stale_ || (payment_.record && leased_elsewhere(record(), ctx_.core, now_unix_ms()))) {
+    return;  // shared stores: another instance got there first; the sweep looks again later
+  }
   begin(Flow::kOperation);  // reserved while the operation is read
   load_operation(request_id, [me = shared_from_this(), request_id](Result<std::optional<StoredOperation>> stored) {
     auto op = stored ? domain::resume_operation(me->id(), request_id, *stored) : std::nullopt;
@@ -121,6 +154,12 @@ void PaymentActor::resume_operation(const std::string& request_id) {
     }
     me->inflight_request_id_ = request_id;
     me->inflight_fingerprint_ = op->record.fingerprint;
+    // Shared stores: taken over under the payment's lease; of two instances, one wins it.
+    if (auto lease = take_lease(me->payment_, me->ctx_.core, now_unix_ms())) {
+      lease->next = Next::kOperate;
+      lease->operation = std::move(*op);
+      return me->carry_out(std::move(*lease));
+    }
     me->call_operation(std::move(*op));
   });
 }
@@ -134,7 +173,7 @@ void PaymentActor::on_event(EventCommand cmd) {
   if (busy_) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
   }
-  begin(Flow::kEvent);  // while the inbox is read
+  begin(Flow::kEvent, {}, rerun(shared_from_this(), &PaymentActor::on_event, cmd, shared()));  // while the inbox is read
   waiters_.push_back(cmd.sink);
   std::string event_id = cmd.event.event_id;
   read_then<Result<std::optional<storage::Versioned>>>(
@@ -162,7 +201,7 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
   if (d.next == Next::kEnd) {
     return answer_now(std::move(d), cmd.sink);
   }
-  begin(Flow::kRefresh, cmd.merchant);
+  begin(Flow::kRefresh, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_refresh, cmd, shared()));
   waiters_.push_back(cmd.sink);
   carry_out(std::move(d));
 }
@@ -193,7 +232,13 @@ void PaymentActor::on_reconcile_tick() {
 }
 
 void PaymentActor::reconcile_in_background(std::function<void()> done) {
-  if (!payment_.record || !is_unresolved(record().state) || busy_) {
+  int64_t now = now_unix_ms();
+  // Shared stores: a payment another instance holds is its holder's to reconcile (the sweep
+  // comes back once the lease has expired), and a record outdated by a lost race is left to
+  // that sweep too.
+  if (!payment_.record || !is_unresolved(record().state) || busy_ || stale_
+      || leased_elsewhere(record(), ctx_.core, now)) {
+    forget_unless_busy();
     if (done) {
       done();
     }
@@ -201,6 +246,10 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
   }
   begin(Flow::kBackground);
   on_finished_ = std::move(done);
+  if (auto lease = take_lease(payment_, ctx_.core, now)) {
+    lease->next = Next::kAskStatus;
+    return carry_out(std::move(*lease));
+  }
   ask_status();
 }
 
@@ -217,6 +266,12 @@ void PaymentActor::mark_orphaned() {
 void PaymentActor::on_recover(RecoverCommand cmd) {
   if (wait_for_load(&PaymentActor::on_recover, cmd)) {
     return;
+  }
+  // Shared stores: the sweep offers every unfinished payment, again and again; a live lease
+  // (another instance's, or this one's own mutation or reconciliation) means its holder is on it.
+  if (payment_.record && !record().lease_owner.empty() && record().lease_until > now_unix_ms()) {
+    forget_unless_busy();  // the next sweep looks at the record as stored then
+    return cmd.sink.deliver(Reply{Outcome::kDone, "{}"});
   }
   // Operations left in flight first (same requestId, so at most once at the acquirer), then
   // the payment itself; the sink hears when that reconciliation has ended.
@@ -236,6 +291,7 @@ void PaymentActor::on_notified(NotifiedCommand cmd) {
     return;
   }
   audit_now(audit_entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
+  forget_unless_busy();
 }
 
 }  // namespace idempay::actors

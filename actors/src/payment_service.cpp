@@ -45,6 +45,7 @@ struct PaymentService::Impl {
   std::unique_ptr<caf::actor_system_config> config;
   std::unique_ptr<caf::actor_system> system;
   caf::actor sweeper;
+  caf::actor recovery;
   bool stopped = false;
 
   Impl(storage::Store& s, AcquirerRoutes& a, CallbackTransport& t, ServiceOptions o)
@@ -106,6 +107,10 @@ Status PaymentService::start(std::string public_url) {
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
+  ctx.core.instance = impl_->options.instance;
+  ctx.core.lease_ms = impl_->options.lease.count();
+  ctx.sweep_interval = impl_->options.sweep_interval;
+  ctx.follow_timeout = impl_->options.follow_timeout;
   impl_->config = std::make_unique<caf::actor_system_config>();
   size_t workers = impl_->options.workers > 0 ? static_cast<size_t>(impl_->options.workers)
                                               : std::max(1u, std::thread::hardware_concurrency());
@@ -124,8 +129,7 @@ Status PaymentService::start(std::string public_url) {
   auto tick = std::clamp(ctx.idle_timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(20));
   uint64_t idle_ticks = static_cast<uint64_t>((ctx.idle_timeout + tick - std::chrono::milliseconds(1)) / tick);
   impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, std::max<uint64_t>(idle_ticks, 1));
-  // Detached: its scan of the store must not hold a worker that payment actors need.
-  impl_->system->spawn<caf::detached>(recovery_actor, &impl_->context);
+  impl_->recovery = impl_->system->spawn(recovery_actor, &impl_->context);
   impl_->published.store(impl_->directory.get(), std::memory_order_release);  // last: all is set
   return {};
 }
@@ -175,6 +179,20 @@ void PaymentService::submit_terminal(std::string payment_id, std::string_view to
   route(impl_->live(), cmd.payment_id, terminal_atom::value, std::move(cmd));
 }
 
+void PaymentService::health(ReplyFn reply) {
+  if (impl_->live() == nullptr) {
+    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+  }
+  std::string instance = impl_->context.core.instance;
+  impl_->store.read_async([reply = std::move(reply), instance](storage::Store& store) {
+    auto read = store.get(Space::kMeta, kFingerprintKeyName);
+    if (!read) {
+      return reply(error_reply(Outcome::kRetry, "store-unavailable", read.error().message));
+    }
+    reply(Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + R"("})"});
+  });
+}
+
 size_t PaymentService::live_actors() {
   Directory* directory = impl_->live();
   return directory ? directory->size() : 0;
@@ -187,11 +205,13 @@ void PaymentService::shutdown() {
   impl_->stopped = true;
   impl_->directory->close(caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->sweeper, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->recovery, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
   // Payment actors read the context's dispatcher handle until they are gone: it is released
   // only then (a message to the stopped dispatcher is dropped; its outbox entry is durable).
   impl_->system->await_all_actors_done();
   impl_->sweeper = nullptr;
+  impl_->recovery = nullptr;
   impl_->context.dispatcher = nullptr;
 }
 

@@ -1,7 +1,11 @@
-// Start-up recovery: finds every payment whose acquirer outcome is unknown and every operation
-// left in flight (through the recovery index), and has their actors reconcile them — in the
-// background, at most kConcurrency at a time, while the server already answers.
+// Recovery: finds every payment whose acquirer outcome is unknown and every operation left in
+// flight (through the recovery index), and has their actors reconcile them — in the
+// background, at most kConcurrency at a time, while the server already answers. A single
+// instance does it once, at start. Instances sharing a store sweep again every
+// sweep_interval: what a dead instance left is taken over once its lease has expired (the
+// actors check the leases; of two instances taking over, the store's compare-and-swap picks one).
 #include <deque>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -14,10 +18,12 @@ namespace {
 
 constexpr int kConcurrency = 16;
 
+using Unfinished = std::map<std::string, std::vector<std::string>>;
+
 // Reads the recovery index, not the payments: its size is the work left unfinished, not the
 // number of payments ever stored.
-std::map<std::string, std::vector<std::string>> find_unfinished(storage::Store& store) {
-  std::map<std::string, std::vector<std::string>> work;
+Unfinished find_unfinished(storage::Store& store) {
+  Unfinished work;
   auto keys = store.scan(Space::kRecovery, "", SIZE_MAX);
   if (!keys) {
     spdlog::error("recovery: cannot read the recovery index: {}", keys.error().message);
@@ -38,39 +44,57 @@ std::map<std::string, std::vector<std::string>> find_unfinished(storage::Store& 
 caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* context) {
   struct State {
     std::deque<std::pair<std::string, std::vector<std::string>>> queue;
+    std::set<std::string> queued;  // queued or in flight: a sweep does not offer them twice
     int in_flight = 0;
-    size_t total = 0;
+    bool first = true;
   };
   auto state = std::make_shared<State>();
-  for (auto& item : find_unfinished(*context->store)) {
-    state->queue.emplace_back(item.first, std::move(item.second));
-  }
-  state->total = state->queue.size();
-  auto send_more = [self, context, state] {
+  bool sweeps = context->core.shared();
+  auto send_more = [self, context, state, sweeps] {
     caf::actor me = caf::actor_cast<caf::actor>(self);
     while (state->in_flight < kConcurrency && !state->queue.empty()) {
       auto [id, ops] = std::move(state->queue.front());
       state->queue.pop_front();
       ++state->in_flight;
-      ReplySink done([me](Reply) { caf::anon_send(me, recovered_atom::value); });
+      ReplySink done([me, id = id](Reply) { caf::anon_send(me, recovered_atom::value, id); });
       context->directory->send(id, recover_atom::value, RecoverCommand{id, std::move(ops), done});
     }
-    if (state->in_flight == 0 && state->queue.empty()) {
-      if (state->total > 0) {
-        spdlog::info("recovery: {} payments with unfinished work reconciled", state->total);
-      }
+    if (state->in_flight == 0 && state->queue.empty() && !sweeps) {
       self->quit();
     }
   };
-  if (state->total > 0) {
-    spdlog::info("recovery: {} payments have unfinished work; reconciling in the background", state->total);
-  }
-  send_more();
+  auto found = [self, context, state, sweeps, send_more](Unfinished work) {
+    size_t added = 0;
+    for (auto& [id, ops] : work) {
+      if (state->queued.insert(id).second) {
+        state->queue.emplace_back(id, std::move(ops));
+        ++added;
+      }
+    }
+    if (state->first && added > 0) {
+      spdlog::info("recovery: {} payments have unfinished work; reconciling in the background", added);
+    }
+    state->first = false;
+    send_more();
+    if (sweeps) {
+      self->delayed_send(self, context->sweep_interval, tick_atom::value);
+    }
+  };
+  // The index is read on a store reader thread: this actor shares its worker with the
+  // payment actors.
+  auto sweep = [self, context, found] {
+    auto back = in_actor<Unfinished>(self, found);
+    context->store->read_async([back](storage::Store& store) { back(find_unfinished(store)); });
+  };
+  sweep();
   return {
-      [state, send_more](recovered_atom) {
+      [sweep](tick_atom) { sweep(); },
+      [state, send_more](recovered_atom, const std::string& id) {
         --state->in_flight;
+        state->queued.erase(id);
         send_more();
       },
+      [](resume_atom, Continuation& step) { step.run(); },
   };
 }
 

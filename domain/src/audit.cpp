@@ -148,16 +148,25 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   entry.prev = head_.hash;
   std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};
-  // Blind writes: each entry's key is new, and the head is only ever written by this chain.
-  writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), std::move(stored), std::nullopt, true});
-  // The head is rewritten with each entry; a batch holding several keeps only the last one.
+  // Blind writes: each entry's key is new, and the head is only ever written by this chain
+  // (guarded: by whoever holds the head's current version).
+  // Guarded, an entry is also put only where none is: no batch ever replaces another's entry.
+  writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), std::move(stored),
+                    guarded_ ? std::optional<uint64_t>(0) : std::nullopt, !guarded_});
+  // The head is rewritten with each entry; a batch holding several keeps only the last one,
+  // conditioned on the version the batch's first entry was chained from.
+  std::optional<uint64_t> expected;
   for (auto it = writes.begin(); it != writes.end(); ++it) {
     if (it->keyspace == Space::kAudit && it->key == audit_head_key(payment_id)) {
+      expected = it->expected_etag;
       writes.erase(it);
       break;
     }
   }
-  writes.push_back({Space::kAudit, audit_head_key(payment_id), encode(head_), std::nullopt, true});
+  if (guarded_ && !expected) {
+    expected = head_etag_++;  // a new batch: it moves the head's version by one
+  }
+  writes.push_back({Space::kAudit, audit_head_key(payment_id), encode(head_), expected, !guarded_});
   return entry;
 }
 

@@ -13,9 +13,15 @@ const auto kOutboxFields = std::make_tuple(
     IDEMPAY_FIELD("url", url), IDEMPAY_FIELD("body", body), IDEMPAY_FIELD("attempts", attempts),
     IDEMPAY_FIELD("createdAt", created_at), IDEMPAY_FIELD("nextAttemptAt", next_attempt_at),
     IDEMPAY_FIELD("lastStatus", last_status), IDEMPAY_FIELD("lastError", last_error),
-    IDEMPAY_FIELD("deadReason", dead_reason));
+    IDEMPAY_FIELD("deadReason", dead_reason), IDEMPAY_FIELD_UNLESS_DEFAULT("claimOwner", claim_owner),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("claimUntil", claim_until));
 
 }  // namespace
+
+bool claimable(const OutboxEntry& e, const std::string& instance, int64_t now) {
+  bool claimed_elsewhere = !e.claim_owner.empty() && e.claim_owner != instance && e.claim_until > now;
+  return !claimed_elsewhere && e.next_attempt_at <= now;
+}
 
 std::string encode(const OutboxEntry& e) { return fields::encode_object(e, kOutboxFields); }
 

@@ -70,6 +70,20 @@ void write_payment(Decision& d, const Payment& p, PaymentRecord updated) {
   d.record = std::move(updated);
 }
 
+// Instances sharing the store: this one calls the acquirer for the payment until the lease
+// expires. A single instance keeps none (nothing to keep away, and fewer bytes per record).
+void grant_lease(PaymentRecord& r, const CoreConfig& config, int64_t now) {
+  if (config.shared()) {
+    r.lease_owner = config.instance;
+    r.lease_until = now + config.lease_ms;
+  }
+}
+
+void release_lease(PaymentRecord& r) {
+  r.lease_owner.clear();
+  r.lease_until = 0;
+}
+
 // What the shopper needs while the payment is open, and the card fragments of a POS result.
 void add_method_fields(const std::string& payment_id, const PaymentRecord& r, const CoreConfig& config,
                        ppp::CreatePaymentResponse& out) {
@@ -161,6 +175,9 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const std::strin
   r.card = request.card_summary;
   r.created_at = r.updated_at = now;
   bool pos = ppp::is_pos(request.payment_method);
+  if (!pos) {
+    grant_lease(r, config, now);  // the acquirer is called next
+  }
   if (pos) {
     // The first POS call only asks for the terminal; nothing reaches the acquirer yet.
     r.state = PaymentState::kUndefined;
@@ -190,6 +207,7 @@ Decision start_pos_charge(const Payment& p, const CoreConfig& config, int64_t no
   updated.pos_phase = std::string(kAwaitPos);
   updated.response = create_response(p.id, updated, "pending", "waiting for the terminal", config);
   updated.updated_at = now;
+  grant_lease(updated, config, now);
   Decision d;
   d.audit.push_back(entry("event_processing_started", p.id, updated.fingerprint, {}, {},
                           "await-pos: charging terminal " + updated.terminal_serial));
@@ -218,6 +236,7 @@ Decision apply_outcome(const Payment& p, const acquirer::Authorization& a, stora
     }
     updated.response = create_response(p.id, updated, a.code, a.message, config);
     updated.updated_at = now;
+    release_lease(updated);
     d.audit.push_back(entry("webhook_applied", source, source_hash, to_string(r.state), to_string(updated.state)));
     if (!updated.callback_url.empty()) {
       add_callback(d, p.id, updated, config, now);
@@ -310,6 +329,29 @@ AuditEntry by(std::string merchant, AuditEntry e) {
   return e;
 }
 
+// -- leases -----------------------------------------------------------------------------------
+
+bool leased_elsewhere(const PaymentRecord& r, const CoreConfig& config, int64_t now) {
+  return config.shared() && !r.lease_owner.empty() && r.lease_owner != config.instance && r.lease_until > now;
+}
+
+std::optional<Decision> take_lease(const Payment& p, const CoreConfig& config, int64_t now) {
+  const PaymentRecord& r = *p.record;
+  if (!config.shared() || (r.lease_owner == config.instance && r.lease_until - now >= config.lease_ms / 2)) {
+    return std::nullopt;
+  }
+  PaymentRecord updated = r;
+  grant_lease(updated, config, now);
+  Decision d;
+  write_payment(d, p, std::move(updated));
+  return d;
+}
+
+Reply in_progress_elsewhere(const std::string& ref) {
+  return error_reply(Outcome::kRetry, "in-progress",
+                     "another instance is carrying out a request for " + ref + "; retry the same request");
+}
+
 std::string create_response(const std::string& payment_id, const PaymentRecord& r, std::string_view code,
                             std::string_view message, const CoreConfig& config) {
   ppp::CreatePaymentResponse response;
@@ -359,6 +401,14 @@ Decision start_create(const Payment& p, const CreateArrival& a, const std::strin
   }
   // A record left unresolved (crash, acquirer failure), or a POS charge never answered: ask
   // the acquirer what it did under this key; authorize (same key) only if it never saw it.
+  // Unless another instance is doing just that: then its outcome is followed.
+  if (leased_elsewhere(*p.record, config, now)) {
+    return then(Next::kFollow);
+  }
+  if (auto lease = take_lease(p, config, now)) {
+    lease->next = Next::kAskStatus;
+    return std::move(*lease);
+  }
   return then(Next::kAskStatus);
 }
 
@@ -375,6 +425,7 @@ Decision authorized(const Payment& p, const acquirer::Authorization& a, Listener
   updated.document = a.document;
   updated.response = create_response(p.id, updated, a.code, a.message, config);
   updated.updated_at = now;
+  release_lease(updated);
   Decision d;
   d.audit.push_back(entry("event_processed", p.id, r.fingerprint, to_string(r.state), to_string(updated.state),
                           listeners.background ? "reconciled with the acquirer" : ""));
@@ -431,6 +482,7 @@ std::optional<Decision> orphan(const Payment& p, int64_t now) {
   PaymentRecord updated = *p.record;
   updated.state = PaymentState::kOrphaned;
   updated.updated_at = now;
+  release_lease(updated);
   Decision d;
   d.audit.push_back(entry("event_orphaned", p.id, p.record->fingerprint, to_string(p.record->state),
                           to_string(updated.state), "the acquirer could not confirm the outcome either way"));
@@ -503,11 +555,29 @@ Decision call_operation(PendingOperation op) {
 
 }  // namespace
 
+namespace {
+
+// Shared stores: an operation calls the acquirer under the payment's lease, taken in the same
+// batch as its intent, so that no other instance operates on the payment meanwhile.
+Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int64_t now) {
+  if (auto lease = take_lease(p, config, now)) {
+    std::move(lease->writes.begin(), lease->writes.end(), std::back_inserter(d.writes));
+    d.record = std::move(lease->record);
+  }
+  return d;
+}
+
+}  // namespace
+
 Decision start_operation(const Payment& p, const OperationArrival& a,
-                         const Result<std::optional<StoredOperation>>& stored, int64_t now) {
+                         const Result<std::optional<StoredOperation>>& stored, const CoreConfig& config, int64_t now) {
   const auto& req = a.request;
   if (!stored) {
     return answer(error_reply(stored.error()));
+  }
+  bool done = *stored && (*stored)->record.phase == OperationPhase::kDone;
+  if (!done && leased_elsewhere(*p.record, config, now)) {
+    return then(Next::kFollow);  // another instance operates on this payment: its turn first
   }
   if (*stored) {
     const OperationRecord& existing = (*stored)->record;
@@ -522,7 +592,8 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     }
     // Intent written by an earlier attempt that never finished: the acquirer call is
     // idempotent on its key, so calling again cannot act twice.
-    return call_operation(PendingOperation{req, existing, (*stored)->key, (*stored)->etag});
+    return under_lease(call_operation(PendingOperation{req, existing, (*stored)->key, (*stored)->etag}), p, config,
+                       now);
   }
   if (auto s = validate(p, req); !s) {
     return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
@@ -543,7 +614,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
                           std::string(ppp::to_string(req.kind))));
   d.audit.push_back(entry("operation_processing_started", req.request_id, op.fingerprint));
   d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::string(), std::nullopt, true});
-  return d;
+  return under_lease(std::move(d), p, config, now);
 }
 
 std::optional<PendingOperation> resume_operation(const std::string& payment_id, const std::string& request_id,
@@ -606,6 +677,12 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
   std::optional<PaymentRecord> updated;
   if (outcome.succeeded) {
     updated = apply_operation(r, req.kind, outcome.amount, now);
+  }
+  if (!r.lease_owner.empty()) {  // the operation's lease ends with it
+    if (!updated) {
+      updated = r;
+    }
+    release_lease(*updated);
   }
   d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, to_string(r.state),
                           to_string(updated ? updated->state : r.state),

@@ -46,6 +46,7 @@ std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std
   }
   if (**head) {
     snapshot.head = decode_head((**head)->value).value_or(AuditHead{});
+    snapshot.head_etag = (**head)->etag;
   }
   if (snapshot.head.seq >= kIndividualEntries) {  // counts left unsealed when the last actor ended
     auto stored = get(Space::kAudit, audit_tally_key(id));

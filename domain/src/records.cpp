@@ -55,7 +55,8 @@ const auto kPaymentFields = std::make_tuple(
     FIELD("card", card), FIELD("tid", tid), FIELD("nsu", nsu), FIELD("authorizationId", authorization_id),
     FIELD("acquirer", acquirer), FIELD("response", response), FIELD("acquirerRevision", acquirer_revision),
     FIELD("callbacks", callbacks), FIELD("document", document), FIELD("posPhase", pos_phase),
-    FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at));
+    FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
+    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until));
 
 #undef FIELD
 

@@ -12,8 +12,10 @@
 // Keys and values travel as hex literals ('\x..'): nothing taken from a request can reach
 // the statement's text otherwise. Reads go through a bounded pool of connections.
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cassert>
 #include <condition_variable>
 #include <deque>
@@ -86,15 +88,26 @@ std::string prefix_upper_bound(std::string_view prefix) {
   return upper;
 }
 
+// A network partition that drops packets never closes the socket: without a deadline a
+// statement would wait for an answer forever, and every request behind it too. A round trip
+// longer than this fails retryably and the connection is opened afresh for the next one
+// (connect_timeout bounds that, unless the URI sets its own).
+constexpr auto kRoundTrip = std::chrono::seconds(5);
+constexpr const char* kConnectTimeoutSeconds = "5";
+
 class Connection {
 public:
   static Result<std::unique_ptr<Connection>> open(const std::string& uri) {
-    std::unique_ptr<Connection> c(new Connection(PQconnectdb(uri.c_str())));
+    // Keywords before the expanded URI: what the URI sets wins.
+    const char* keys[] = {"connect_timeout", "dbname", nullptr};
+    const char* values[] = {kConnectTimeoutSeconds, uri.c_str(), nullptr};
+    std::unique_ptr<Connection> c(new Connection(PQconnectdbParams(keys, values, 1)));
     if (PQstatus(c->conn_) != CONNECTION_OK) {
       return tl::unexpected(unavailable("cannot connect to PostgreSQL: " + c->last_error()));
     }
     // Notices (a ROLLBACK with no transaction open, an existing table) are not errors.
     PQsetNoticeProcessor(c->conn_, [](void*, const char*) {}, nullptr);
+    PQsetnonblocking(c->conn_, 1);
     return c;
   }
   ~Connection() { PQfinish(conn_); }
@@ -107,6 +120,9 @@ public:
     }
     if (PQsendQuery(conn_, sql.c_str()) == 0) {
       return tl::unexpected(unavailable(last_error()));
+    }
+    if (auto answered = await_answer(); !answered) {
+      return tl::unexpected(answered.error());
     }
     std::vector<PgResult> results;
     std::optional<Error> failure;
@@ -136,18 +152,22 @@ public:
       values.push_back(p.data() != nullptr ? p.data() : "");  // a null pointer would be SQL NULL
       lengths.push_back(static_cast<int>(p.size()));
     }
-    PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                            lengths.data(), formats.data(), 1));
+    if (PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                          lengths.data(), formats.data(), 1) == 0) {
+      return tl::unexpected(unavailable(last_error()));
+    }
+    if (auto answered = await_answer(); !answered) {
+      return tl::unexpected(answered.error());
+    }
+    PgResult r(PQgetResult(conn_));
+    while (PGresult* extra = PQgetResult(conn_)) {
+      PQclear(extra);
+    }
     if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
       return tl::unexpected(unavailable(r ? PQresultErrorMessage(r.get()) : last_error()));
     }
     return r;
   }
-
-  /// Runs after every reconnection, before the connection is used again; its failure keeps
-  /// the connection unusable (the committer's instance lock, taken again: if another instance
-  /// took it meanwhile, this one must not write).
-  void on_reconnect(std::function<Status(Connection&)> setup) { on_reconnect_ = std::move(setup); }
 
   std::string last_error() const {
     std::string e = PQerrorMessage(conn_);
@@ -160,35 +180,52 @@ public:
 private:
   explicit Connection(PGconn* conn) : conn_(conn) {}
 
+  // Sends what is queued and waits until the whole answer is in, within kRoundTrip; past
+  // that the connection is given up (cut_off_), to be opened again by the next statement.
+  Status await_answer() {
+    auto deadline = std::chrono::steady_clock::now() + kRoundTrip;
+    int flushed = 1;
+    while (flushed != 0 || PQisBusy(conn_) != 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        cut_off_ = true;
+        return make_error(ErrorCode::kUnavailable, "PostgreSQL did not answer within 5 s; reconnecting");
+      }
+      if (flushed != 0) {
+        flushed = PQflush(conn_);
+        if (flushed < 0) {
+          return make_error(ErrorCode::kUnavailable, "PostgreSQL: " + last_error());
+        }
+      }
+      pollfd fd{PQsocket(conn_), static_cast<short>(POLLIN | (flushed != 0 ? POLLOUT : 0)), 0};
+      if (::poll(&fd, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+        cut_off_ = true;
+        return make_error(ErrorCode::kUnavailable, "PostgreSQL: poll failed");
+      }
+      if ((fd.revents & (POLLIN | POLLERR | POLLHUP)) != 0 && PQconsumeInput(conn_) == 0) {
+        return make_error(ErrorCode::kUnavailable, "PostgreSQL: " + last_error());
+      }
+    }
+    return {};
+  }
+
   // A connection the server dropped (a restart, a failover) is opened again for the next
   // statement; the one that found it broken has already failed, retryably.
   Status reconnect_if_broken() {
-    if (PQstatus(conn_) == CONNECTION_OK && !setup_failed_) {
+    if (PQstatus(conn_) == CONNECTION_OK && !cut_off_) {
       return {};
     }
+    cut_off_ = false;
+    PQreset(conn_);
+    PQsetnonblocking(conn_, 1);
     if (PQstatus(conn_) != CONNECTION_OK) {
-      PQreset(conn_);
-      if (PQstatus(conn_) != CONNECTION_OK) {
-        return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
-      }
-      setup_failed_ = false;
-      if (on_reconnect_) {
-        auto setup = on_reconnect_(*this);
-        setup_failed_ = !setup;
-        if (!setup) {
-          spdlog::error("store: {}", setup.error().message);
-        }
-      }
-    }
-    if (setup_failed_) {
-      return make_error(ErrorCode::kUnavailable, "this connection lost what it holds; not writing");
+      return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
     }
     return {};
   }
 
   PGconn* conn_;
-  std::function<Status(Connection&)> on_reconnect_;
-  bool setup_failed_ = false;
+  bool cut_off_ = false;  // a round trip timed out: the session is in an unknown state
 };
 
 // A bounded set of connections: a reader waits for one rather than opening more.
@@ -603,26 +640,6 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
       return make_error(ErrorCode::kUnavailable,
                         "the database has no table " + name + " (run `idempay migrate --store ...`): " + r.error().message);
     }
-  }
-  if (!options.read_only) {
-    // One serving instance per database until several instances coordinate by lease: a second
-    // one is refused at start, as a second process on a RocksDB directory is. The lock lives
-    // with the committer's session: taken again whenever that connection is re-established.
-    auto take_lock = [schema = options.schema](Connection& c) -> Status {
-      auto lock = c.run("SELECT pg_try_advisory_lock(7231, hashtext('" + schema + "'))");
-      if (!lock) {
-        return tl::unexpected(lock.error());
-      }
-      if (std::string(PQgetvalue(lock->front().get(), 0, 0)) != "t") {
-        return make_error(ErrorCode::kUnavailable,
-                          "another idempay instance is serving from this database (schema " + schema + ")");
-      }
-      return {};
-    };
-    if (auto locked = take_lock(**writer); !locked) {
-      return tl::unexpected(locked.error());
-    }
-    (*writer)->on_reconnect(take_lock);
   }
   auto pool = std::make_unique<ConnectionPool>();
   size_t connections = std::max<size_t>(options.reader_connections, 1);

@@ -183,6 +183,23 @@ def stub_server(base_dir, request):
     process.terminate()
 
 
+@pytest.fixture
+def stubs(base_dir, request):
+    """Out-of-process acquirer stubs, each started with the arguments given."""
+    made = []
+
+    def make(*args):
+        p = Process(["acquirer-stub", "--listen", "127.0.0.1:0", *args],
+                    base_dir / f"{request.node.name}-stub{len(made)}.log")
+        p.url = f"http://127.0.0.1:{p.port}"
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.terminate()
+
+
 def free_port():
     """A port that was free a moment ago (for two processes that must know each other)."""
     import socket

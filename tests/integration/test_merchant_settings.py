@@ -7,29 +7,13 @@ import time
 
 import pytest
 
-from conftest import ACQUIRER_SECRET, CALLBACK_ARGS, Process, create_body, free_port, ledger
+from conftest import ACQUIRER_SECRET, CALLBACK_ARGS, create_body, free_port, ledger
 from receiver import callback_body
 
 
 def auth(merchant):
     return {"X-VTEX-API-AppKey": merchant + "-key", "X-VTEX-API-AppToken": merchant + "-token",
             "Content-Type": "application/json"}
-
-
-@pytest.fixture
-def stubs(base_dir, request):
-    made = []
-
-    def make(*args):
-        p = Process(["acquirer-stub", "--listen", "127.0.0.1:0", *args],
-                    base_dir / f"{request.node.name}-stub{len(made)}.log")
-        p.url = f"http://127.0.0.1:{p.port}"
-        made.append(p)
-        return p
-
-    yield make
-    for p in made:
-        p.terminate()
 
 
 def test_each_merchant_has_its_own_acquirer_and_callback_credentials(connector_factory, stubs, receiver, tmp_path):

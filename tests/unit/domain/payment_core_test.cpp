@@ -341,7 +341,7 @@ std::string op_fingerprint(const ppp::OperationRequest& r) {
 Decision start(const Payment& p, const ppp::OperationRequest& req,
                const Result<std::optional<StoredOperation>>& stored = std::optional<StoredOperation>()) {
   auto fp = op_fingerprint(req);
-  return start_operation(p, OperationArrival{req, kMerchant, fp}, stored, kNow);
+  return start_operation(p, OperationArrival{req, kMerchant, fp}, stored, CoreConfig{}, kNow);
 }
 
 // A first cancel, settle (1.00) or refund (1.00) in each state: 'I' writes its intent and calls
@@ -578,6 +578,111 @@ TEST(PaymentCoreTest, DecisionsDependOnlyOnTheirInputs) {
     EXPECT_EQ(a.writes[i].key, b.writes[i].key);
     EXPECT_EQ(a.writes[i].value, b.writes[i].value);
   }
+}
+
+// -- leases: instances sharing the store -------------------------------------------------------
+
+constexpr int64_t kLease = 30'000;
+
+CoreConfig instance(const std::string& name) {
+  CoreConfig c = config();
+  c.instance = name;
+  c.lease_ms = kLease;
+  return c;
+}
+
+Payment leased(PaymentState state, const std::string& owner, int64_t until) {
+  Payment p = payment_in(state);
+  p.record->lease_owner = owner;
+  p.record->lease_until = until;
+  return p;
+}
+
+TEST(PaymentCoreTest, TheIntentCarriesTheLeaseOfTheInstanceThatCallsTheAcquirer) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  Decision shared = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", instance("a"), kNow);
+  ASSERT_TRUE(shared.record);
+  EXPECT_EQ(shared.record->lease_owner, "a");
+  EXPECT_EQ(shared.record->lease_until, kNow + kLease);
+  EXPECT_NE(write_to(shared, Space::kPayments)->value->find(R"("leaseOwner":"a")"), std::string::npos);
+  // One instance keeps no lease: not a byte more per record.
+  Decision single = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  EXPECT_TRUE(single.record->lease_owner.empty());
+  EXPECT_EQ(write_to(single, Space::kPayments)->value->find("lease"), std::string::npos);
+}
+
+TEST(PaymentCoreTest, AnUnresolvedPaymentIsFollowedWhileLeasedElsewhereAndTakenOverAfter) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  CreateArrival arrival{request, kMerchant, fp};
+  // Another instance's live lease: nobody else asks the acquirer; this request follows it.
+  Decision live = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, "", instance("a"), kNow);
+  EXPECT_EQ(live.next, Next::kFollow);
+  EXPECT_TRUE(live.writes.empty());
+  // Expired: taken over with a compare-and-swap of the record, then the status call.
+  Decision expired = start_create(leased(PaymentState::kProcessing, "b", kNow), arrival, "", instance("a"), kNow);
+  EXPECT_EQ(expired.next, Next::kAskStatus);
+  ASSERT_EQ(expired.writes.size(), 1u);
+  EXPECT_EQ(expired.writes[0].expected_etag, kEtag);
+  EXPECT_EQ(expired.record->lease_owner, "a");
+  EXPECT_EQ(expired.record->lease_until, kNow + kLease);
+  // Its own lease with time left: no write; one instance: leases are ignored.
+  EXPECT_TRUE(start_create(leased(PaymentState::kProcessing, "a", kNow + kLease), arrival, "", instance("a"), kNow)
+                  .writes.empty());
+  Decision single = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, "", config(), kNow);
+  EXPECT_EQ(single.next, Next::kAskStatus);
+  EXPECT_TRUE(single.writes.empty());
+  // The outcome ends the lease.
+  Decision done = authorized(leased(PaymentState::kProcessing, "a", kNow + kLease),
+                             outcome(acquirer::AuthorizationStatus::kApproved), {}, instance("a"), kNow);
+  EXPECT_TRUE(done.record->lease_owner.empty());
+  EXPECT_EQ(done.record->lease_until, 0);
+}
+
+TEST(PaymentCoreTest, TakeLeaseRenewsOnlyWhenLessThanHalfIsLeft) {
+  EXPECT_FALSE(take_lease(leased(PaymentState::kProcessing, "a", kNow + kLease / 2), instance("a"), kNow));
+  EXPECT_TRUE(take_lease(leased(PaymentState::kProcessing, "a", kNow + kLease / 2 - 1), instance("a"), kNow));
+  EXPECT_FALSE(take_lease(leased(PaymentState::kProcessing, "b", kNow - 1), config(), kNow));
+  EXPECT_TRUE(leased_elsewhere(*leased(PaymentState::kApproved, "b", kNow + 1).record, instance("a"), kNow));
+  EXPECT_FALSE(leased_elsewhere(*leased(PaymentState::kApproved, "b", kNow).record, instance("a"), kNow));
+  EXPECT_FALSE(leased_elsewhere(*leased(PaymentState::kApproved, "a", kNow + 1).record, instance("a"), kNow));
+}
+
+TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
+  auto settle = operation(ppp::OperationKind::kSettle, 100);
+  auto fp = op_fingerprint(settle);
+  OperationArrival arrival{settle, kMerchant, fp};
+  std::optional<StoredOperation> none;
+  // Another instance operates on the payment: this one waits its turn, even for another requestId.
+  Decision busy = start_operation(leased(PaymentState::kApproved, "b", kNow + 1), arrival, none, instance("a"), kNow);
+  EXPECT_EQ(busy.next, Next::kFollow);
+  EXPECT_TRUE(busy.writes.empty());
+  // A stored answer is given whoever holds the lease.
+  StoredOperation done{"pay-1/req-1", OperationRecord{}, 3};
+  done.record.fingerprint = fp;
+  done.record.phase = OperationPhase::kDone;
+  done.record.http_status = 200;
+  done.record.response = "stored";
+  Decision replay = start_operation(leased(PaymentState::kApproved, "b", kNow + 1), arrival, done, instance("a"), kNow);
+  EXPECT_EQ(replay.answer->body, "stored");
+  // Free: the intent and the lease in one batch (the payment's compare-and-swap serialises
+  // operations across instances as the actor does within one).
+  Decision start = start_operation(payment_in(PaymentState::kApproved), arrival, none, instance("a"), kNow);
+  EXPECT_EQ(start.next, Next::kOperate);
+  const storage::Write* lease = write_to(start, Space::kPayments);
+  ASSERT_NE(lease, nullptr);
+  EXPECT_EQ(lease->expected_etag, kEtag);
+  EXPECT_EQ(start.record->lease_owner, "a");
+  // Its result ends the lease, refused or not.
+  Payment held = leased(PaymentState::kApproved, "a", kNow + kLease);
+  acquirer::OperationOutcome refused;
+  refused.succeeded = false;
+  refused.code = "refused";
+  Decision after = operation_done(held, *start.operation, refused, kNow);
+  ASSERT_TRUE(after.record);
+  EXPECT_TRUE(after.record->lease_owner.empty());
+  EXPECT_EQ(after.record->state, PaymentState::kApproved);
 }
 
 }  // namespace

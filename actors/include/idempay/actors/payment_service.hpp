@@ -66,6 +66,18 @@ struct ServiceOptions {
   int reconcile_attempts = 5;
   /// The merchant that owns payments stored before owners were recorded. Default: none
   std::string legacy_owner;
+  /// Several instances share the store: this one's unique name (leases, callback claims).
+  /// Empty: the only instance (RocksDB). Default: empty
+  std::string instance;
+  /// Shared stores: how long a lease or a callback claim keeps the other instances away;
+  /// longer than the acquirer's and the callback's timeouts. Default: 30 s
+  std::chrono::milliseconds lease{30'000};
+  /// Shared stores: how often the recovery index and the outbox are swept for work a dead
+  /// instance left. Default: 5 s
+  std::chrono::milliseconds sweep_interval{5'000};
+  /// Shared stores: how long a request waits for another instance's outcome before it
+  /// answers "undefined" (Create Payment) or "retry" (an operation). Default: 8 s
+  std::chrono::milliseconds follow_timeout{8'000};
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
@@ -108,6 +120,10 @@ public:
   /// is the one the payment's submitUrl carries; without the right one the answer is the
   /// same 404 as for a payment that does not exist, and the payment is not even looked up.
   void submit_terminal(std::string payment_id, std::string_view token, std::string serial, ReplyFn reply);
+
+  /// For a load balancer's health check: kDone once started and the store answers a read
+  /// (off the caller's thread), kRetry otherwise. The body names this instance.
+  void health(ReplyFn reply);
 
   /// Number of live payment actors (blocking query, for tests and benchmarks).
   size_t live_actors();

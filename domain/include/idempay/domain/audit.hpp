@@ -96,14 +96,25 @@ std::string audit_tally_key(const std::string& payment_id);
 /// Appends entries to one payment's chain in memory and yields the writes that store them.
 class AuditChain {
 public:
-  void reset(AuditHead head) { head_ = std::move(head); }
+  /// `head_etag`: the stored head's version, for a guarded chain.
+  void reset(AuditHead head, uint64_t head_etag = 0) {
+    head_ = std::move(head);
+    head_etag_ = head_etag;
+  }
   const AuditHead& head() const { return head_; }
+
+  /// When several instances share the store, two of them may append to one payment's chain:
+  /// a guarded chain conditions each batch's head write on the head it was chained from, so
+  /// that a batch chained from a stale head fails whole instead of forking the chain.
+  void guard(bool on) { guarded_ = on; }
 
   /// Adds an entry and returns it; `writes` receives the entry and the new head.
   AuditEntry append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes);
 
 private:
   AuditHead head_;
+  uint64_t head_etag_ = 0;  // guarded: the head's version once the batches handed out commit
+  bool guarded_ = false;
 };
 
 }  // namespace idempay::domain

@@ -40,7 +40,14 @@ struct OutboxEntry {
   unsigned last_status = 0;
   std::string last_error;
   std::string dead_reason;  ///< set once it is a dead letter
+  /// Instances sharing the store: the one making an attempt, until when (Unix ms). Nobody
+  /// else attempts it before then; a dead instance's claim passes to others once it expires.
+  std::string claim_owner;
+  int64_t claim_until = 0;
 };
+
+/// Whether `instance` may claim the entry now: due, and nobody else's claim is live.
+bool claimable(const OutboxEntry& e, const std::string& instance, int64_t now);
 
 std::string encode(const OutboxEntry& e);
 Result<OutboxEntry> decode_outbox(std::string_view json);

@@ -72,6 +72,12 @@ struct CoreConfig {
   std::string legacy_owner;     ///< owns the payments stored before owners were recorded
   std::string public_url;       ///< base of a POS payment's submitUrl
   std::string pos_link_key;     ///< signs the token of a POS payment's submitUrl
+  /// This instance, when several share the store (empty: the only one; no leases are kept).
+  std::string instance;
+  /// How long a lease keeps other instances away: longer than the acquirer call it covers.
+  int64_t lease_ms = 30'000;
+
+  bool shared() const { return !instance.empty(); }
 };
 
 /// The effect that follows a decision once its writes are durable.
@@ -81,6 +87,7 @@ enum class Next : uint8_t {
   kAskStatus,       ///< ask the acquirer what it did under the payment's key
   kOperate,         ///< call the acquirer's operation `operation`
   kReconcileLater,  ///< answer, end, and ask the acquirer's status again later
+  kFollow,          ///< another instance holds the payment's lease: look again shortly
 };
 
 /// An operation whose acquirer call is due.
@@ -135,6 +142,20 @@ bool pos_link_token_matches(const std::string& key, const std::string& payment_i
 
 /// The arrival's audit entry, attributed to `merchant`.
 AuditEntry by(std::string merchant, AuditEntry e);
+
+// -- leases (instances sharing the store) -------------------------------------------------------
+
+/// Another instance holds a lease on the payment that has not expired.
+bool leased_elsewhere(const PaymentRecord& r, const CoreConfig& config, int64_t now);
+
+/// The write that makes this instance the payment's lease holder before it calls the
+/// acquirer (a compare-and-swap: of two instances taking over, one wins). nullopt when none is
+/// needed: a single instance, or a lease of this one with half its time left.
+std::optional<Decision> take_lease(const Payment& p, const CoreConfig& config, int64_t now);
+
+/// The answer to a request that found another instance's operation in flight until its
+/// deadline: nothing was done here, and the gateway's retry gets the outcome.
+Reply in_progress_elsewhere(const std::string& ref);
 
 // -- Create Payment -----------------------------------------------------------------------------
 
@@ -208,7 +229,7 @@ std::optional<Decision> answer_operation_now(const Payment& p, const OperationAr
 /// conflict, the resumption of an unfinished call (same acquirer key), a refusal by the state
 /// machine, or a new intent followed by the acquirer call.
 Decision start_operation(const Payment& p, const OperationArrival& a,
-                         const Result<std::optional<StoredOperation>>& stored, int64_t now);
+                         const Result<std::optional<StoredOperation>>& stored, const CoreConfig& config, int64_t now);
 
 /// Start-up recovery of an operation left in flight; nullopt when it is no longer in flight.
 std::optional<PendingOperation> resume_operation(const std::string& payment_id, const std::string& request_id,

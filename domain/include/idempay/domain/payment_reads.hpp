@@ -26,6 +26,7 @@ struct PaymentSnapshot {
   std::optional<PaymentRecord> record;
   uint64_t etag = 0;
   AuditHead head;
+  uint64_t head_etag = 0;  ///< the head's version (0: no chain yet)
   ArrivalTally tally;
 };
 

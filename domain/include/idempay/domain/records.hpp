@@ -38,6 +38,11 @@ struct PaymentRecord {
   std::string terminal_serial;  ///< POS: set by the terminal-submit route
   int64_t created_at = 0;  ///< Unix ms
   int64_t updated_at = 0;
+  /// Instances sharing the store: the one carrying out a mutation that calls the acquirer
+  /// (an authorization, an operation, a reconciliation), until when (Unix ms). Nobody else
+  /// calls the acquirer for this payment before then. Empty: none, or a single instance.
+  std::string lease_owner;
+  int64_t lease_until = 0;
 };
 
 std::string encode(const PaymentRecord& r);
