@@ -252,6 +252,7 @@ void PaymentActor::call_authorize() {
   call.merchant_name = request.merchant_name;
   call.terminal_serial = record().terminal_serial;
   call.card = std::move(inflight_create_->card);  // card data lives only in this call
+  spdlog::debug("payment {}: authorize (record etag {})", id(), payment_.etag);
   payment_acquirer().authorize(
       std::move(call), in_actor<Result<acquirer::Authorization>>([me = shared_from_this()](
                                                                       Result<acquirer::Authorization> result) {
@@ -275,6 +276,7 @@ void PaymentActor::call_authorize() {
 }
 
 void PaymentActor::ask_status() {
+  spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
   payment_acquirer().status(id(), in_actor<Result<std::optional<acquirer::Authorization>>>(
                                       [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {
                                         me->on_status(std::move(r));

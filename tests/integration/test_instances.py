@@ -222,3 +222,222 @@ def test_three_instances_behind_haproxy_lose_one_and_charge_once(connector_facto
         log.close()
     verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True, text=True)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.fixture
+def replicated_pg():
+    """A primary and a synchronous streaming standby (scripts/pg-local.sh), on free ports;
+    yields (multi-host URI, primary dir, standby dir)."""
+    import pathlib
+    import shutil
+    import tempfile
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "pg-local.sh"
+    root = pathlib.Path(tempfile.mkdtemp(prefix="idempay-failover-", dir="/tmp"))
+    root.chmod(0o755)  # the server runs as the postgres user
+    primary, standby = root / "primary", root / "standby"
+    run = lambda *args: subprocess.run(["bash", str(script), *args], check=True, capture_output=True,  # noqa: E731
+                                       text=True).stdout.strip()
+    try:
+        first = run("start", str(primary))
+        first_port = first.rsplit(":", 1)[1].split("/")[0]
+        second = run("standby", str(standby), first_port)
+        second_port = second.rsplit(":", 1)[1].split("/")[0]
+        yield (f"postgresql://postgres@127.0.0.1:{first_port},127.0.0.1:{second_port}/postgres"
+               f"?target_session_attrs=read-write&connect_timeout=2"), primary, standby, run
+    finally:
+        for d in (standby, primary):
+            subprocess.run(["bash", str(script), "stop", str(d)], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_primary_is_lost_and_the_standby_promoted(connector_factory, stubs, replicated_pg):
+    """The primary SIGKILLed mid-load and its synchronous standby promoted: the instances
+    reconnect (multi-host URI, target_session_attrs=read-write); every answer acknowledged
+    before, during or after the failover is answered the same afterwards, by every instance;
+    requests during it get retryable errors or `undefined`, never a wrong answer; one charge each."""
+    uri, primary, standby, run = replicated_pg
+    stub = slow_stub(stubs, 20)
+    nodes = instances(connector_factory, stub, uri, 2)
+    acknowledged = {}  # (path, pid) -> the 200 answer
+    refused = []
+    stop = threading.Event()
+
+    def gateway(worker):
+        for i in range(10_000):
+            if stop.is_set():
+                return
+            pid = f"fo-{worker}-{i}"
+            for path, body in [("/payments", create_body(pid, value=10)),
+                               (f"/payments/{pid}/settlements", {"paymentId": pid, "requestId": f"s-{pid}",
+                                                                "value": 10})]:
+                for _ in range(300):  # retries until answered, as the gateway does
+                    try:
+                        status, raw, _ = random.choice(nodes).post(path, body)
+                    except OSError:
+                        status, raw = 0, b""
+                    if status == 200 and b'"undefined"' not in raw:
+                        acknowledged[(path, pid)] = raw
+                        break
+                    refused.append(status)
+                    assert status in (0, 200, 500, 502, 503), (status, raw)
+                    time.sleep(0.05)
+                else:
+                    raise AssertionError(f"{path} for {pid} never answered after the failover")
+
+    workers = [threading.Thread(target=gateway, args=(w,)) for w in range(4)]
+    for w in workers:
+        w.start()
+    time.sleep(2)
+    before = len(acknowledged)
+    run("crash", str(primary))  # the machine is lost: no shutdown, no checkpoint
+    time.sleep(0.5)
+    run("promote", str(standby))
+    time.sleep(3)
+    stop.set()
+    for w in workers:
+        w.join()
+    assert before > 0 and len(acknowledged) > before, "no load before or after the failover"
+
+    book = ledger(stub)
+    for (path, pid), raw in acknowledged.items():
+        body = create_body(pid, value=10) if path == "/payments" else \
+            {"paymentId": pid, "requestId": f"s-{pid}", "value": 10}
+        for node in nodes:
+            status, again, _ = node.post(path, body)
+            assert (status, again) == (200, raw), f"{path} for {pid} changed after the failover"
+        # One charge and one capture, under the payment's keys. (Not one call: a request on a
+        # reused keep-alive connection that fails before any answer is sent again once, by
+        # design — the acquirer's idempotency key makes that safe — and the failover's load
+        # makes that race likely.)
+        if path == "/payments":
+            assert book["authorizations"][pid]["charges"] == 1, pid
+        else:
+            capture = book["captures"][f"{pid}/s-{pid}"]
+            assert capture["succeeded"] and capture["amount"] == 10, pid
+    verified = subprocess.run([BIN, "audit", "verify", "--store", uri], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+class CuttableProxy:
+    """A TCP proxy to PostgreSQL that can stop forwarding: its connections stay open and
+    silent (a partition that drops packets), and new ones are accepted and left silent too."""
+
+    def __init__(self, target_port):
+        import socket
+        self.target_port, self.forwarding = target_port, threading.Event()
+        self.forwarding.set()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                self.forwarding.wait()  # cut: the bytes go nowhere, the sockets stay open
+                if self.closed:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def close(self):
+        self.closed = True
+        self.forwarding.set()
+        self.listener.close()
+
+
+def test_an_instance_cut_off_from_the_database_answers_retryably(connector_factory, stubs, pg_uri):
+    """One instance reaches PostgreSQL through a proxy that stops forwarding mid-load: its
+    requests get retryable errors (within the store's 5 s round-trip deadline, not a hang), the
+    other instance carries on and takes its unfinished payments over; once the link is back,
+    every acknowledged answer is the same on both, with one acquirer call each."""
+    import urllib.parse
+    stub = slow_stub(stubs, 20)
+    parts = urllib.parse.urlsplit(pg_uri)
+    proxy = CuttableProxy(parts.port)
+    proxied_uri = urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+    try:
+        cut_off = instances(connector_factory, stub, proxied_uri, 1)[0]
+        healthy = instances(connector_factory, stub, pg_uri, 1)[0]
+        acknowledged, outcomes = {}, []
+
+        def pay(node, pid):
+            body = create_body(pid, value=10)
+            started = time.time()
+            try:
+                status, raw, _ = node.post("/payments", body)
+            except OSError:
+                status, raw = 0, b""
+            outcomes.append((node is cut_off, status, time.time() - started))
+            if status == 200 and b'"undefined"' not in raw:
+                acknowledged[pid] = raw
+
+        first = [threading.Thread(target=pay, args=(random.choice([cut_off, healthy]), f"cut-a-{i}"))
+                 for i in range(10)]
+        for t in first:
+            t.start()
+        for t in first:
+            t.join()
+        proxy.forwarding.clear()  # the partition
+        during = [threading.Thread(target=pay, args=(node, f"cut-b-{i}-{n}"))
+                  for i in range(6) for n, node in enumerate([cut_off, healthy])]
+        for t in during:
+            t.start()
+        for t in during:
+            t.join()
+        status, _, _ = cut_off.get("/health", {})
+        assert status == 503
+        proxy.forwarding.set()  # the link is back
+
+        cut_answers = [(s, d) for on_cut, s, d in outcomes[10:] if on_cut]
+        # New payments cannot be stored there: a retryable refusal, never a success.
+        assert cut_answers and all(s == 503 for s, _ in cut_answers), cut_answers
+        assert all(d < 25 for _, d in cut_answers), cut_answers  # bounded: no request hangs
+        assert all(s == 200 for on_cut, s, _ in outcomes[10:] if not on_cut)
+
+        # The gateway's retries, after the partition, to either instance: the same answers.
+        book_before = ledger(stub)
+        for pid in [f"cut-a-{i}" for i in range(10)] + [f"cut-b-{i}-{n}" for i in range(6) for n in (0, 1)]:
+            answers = set()
+            for node in (cut_off, healthy):
+                for _ in range(100):
+                    status, raw, _ = node.post("/payments", create_body(pid, value=10))
+                    if status == 200 and b'"undefined"' not in raw:
+                        break
+                    time.sleep(0.1)
+                answers.add(raw)
+            assert len(answers) == 1, f"{pid}: {answers}"
+            if pid in acknowledged:
+                assert answers == {acknowledged[pid]}
+        book = ledger(stub)
+        assert all(e["charges"] <= 1 for e in book["authorizations"].values())
+        assert set(book_before["authorizations"]) <= set(book["authorizations"])
+    finally:
+        proxy.close()
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
