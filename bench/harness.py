@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -269,9 +270,29 @@ def pgbench(uri, work, duration, clients):
     return float(match.group(1)) if match else 0.0
 
 
+def wrk_across(urls, duration, connections, script, args):
+    """One wrk per URL at once, the connections split between them: their rates summed, the
+    worst p99 (as a balancer spreading the load would see it)."""
+    share = max(1, connections // len(urls))
+    results = [None] * len(urls)
+
+    def run(i):
+        results[i] = wrk(urls[i], duration, share, script, [f"{args[0]}i{i}", *args[1:]])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(urls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"rps": sum(r["rps"] for r in results), "p50_ms": max(r["p50_ms"] for r in results),
+            "p99_ms": max(r["p99_ms"] for r in results), "non2xx": sum(r["non2xx"] for r in results),
+            "requests": sum(r["requests"] for r in results), "window": None}
+
+
 def postgres_rounds(binary, work, opts, runs, extra):
-    """Create Payment with the PostgreSQL store (one instance, a throwaway cluster from
-    scripts/pg-local.sh on this machine), next to pgbench in the same run."""
+    """Create Payment with the PostgreSQL store (a throwaway cluster from scripts/pg-local.sh on
+    this machine) with 1, 2 and 3 instances sharing it, each with its in-process stub, wrk's
+    connections split between them; replays on one instance; pgbench in the same run."""
     pg_dir = work / "pg"
     pg_dir.mkdir()
     os.chmod(work, 0o755)
@@ -279,12 +300,21 @@ def postgres_rounds(binary, work, opts, runs, extra):
     pg_local = str(ROOT / "scripts" / "pg-local.sh")
     uri = subprocess.run([pg_local, "start", str(pg_dir)], capture_output=True, text=True, check=True).stdout.strip()
     try:
-        server = Idempay(binary, work, "postgresql", ["--store", uri])
-        for r in range(opts.rounds):
-            server.wait_idle()
-            runs["pg_create"].append(wrk(f"{server.url}/payments", opts.duration, opts.connections,
-                                         "create_distinct.lua", [f"pg{r}"]))
-        server.stop()
+        for count in (1, 2, 3):
+            servers = [Idempay(binary, work, f"postgresql{count}-{i}", ["--store", uri]) for i in range(count)]
+            if count == 1:
+                servers[0].post("/payments", create_body("pg-replay-1"))
+            for r in range(opts.rounds):
+                for server in servers:
+                    server.wait_idle()
+                scenario = "pg_create" if count == 1 else f"pg_create_{count}"
+                runs[scenario].append(wrk_across([f"{s.url}/payments" for s in servers], opts.duration,
+                                                 opts.connections, "create_distinct.lua", [f"pg{count}r{r}"]))
+                if count == 1:
+                    runs["pg_replay"].append(wrk(f"{servers[0].url}/payments", opts.duration, opts.connections,
+                                                 "create_replay.lua", ["pg-replay-1"]))
+            for server in servers:
+                server.stop()
         extra["pgbench_tps"] = pgbench(uri, work, opts.duration, opts.connections)
     finally:
         subprocess.run([pg_local, "stop", str(pg_dir)], capture_output=True)
@@ -468,7 +498,10 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
           ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
           ("latency", "Create Payment, stub 100 ms, 1000 conn."),
-          ("pg_create", "Create Payment on PostgreSQL, 1 instance")]
+          ("pg_create", "Create Payment on PostgreSQL, 1 instance"),
+          ("pg_create_2", "Create Payment on PostgreSQL, 2 instances"),
+          ("pg_create_3", "Create Payment on PostgreSQL, 3 instances"),
+          ("pg_replay", "Create Payment replay on PostgreSQL, 1 instance")]
 
 
 def table_rows(runs):

@@ -198,6 +198,7 @@ private:
   // -- commands (payment_commands.cpp) -------------------------------------------------------
 
   void on_create(CreateCommand cmd);
+  bool answer_replay_from_cache(const CreateCommand& cmd);
   void on_terminal(TerminalCommand cmd);
   void on_operate(OperateCommand cmd);
   void on_event(EventCommand cmd);

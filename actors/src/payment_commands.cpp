@@ -31,6 +31,9 @@ std::function<void()> rerun(const std::shared_ptr<PaymentActor>& me, void (Payme
 // -- Create Payment -----------------------------------------------------------------------------
 
 void PaymentActor::on_create(CreateCommand cmd) {
+  if (answer_replay_from_cache(cmd)) {
+    return;
+  }
   if (wait_for_load(&PaymentActor::on_create, cmd)) {
     return;
   }
@@ -71,6 +74,24 @@ void PaymentActor::on_create(CreateCommand cmd) {
   bool new_intent = !payment_.record && d.next == Next::kAuthorize;
   inflight_create_ = std::make_shared<ppp::CreatePaymentRequest>(std::move(cmd.request));
   carry_out(std::move(d), new_intent ? "after-intent" : nullptr);
+}
+
+// Shared stores read the record again before a command, but a resolved payment's Create
+// Payment answer never changes (owner, fingerprint and answer are fixed once the state is;
+// operations change the state, never that answer): its replays and refusals are answered from
+// the record last read, without a round trip to the database.
+bool PaymentActor::answer_replay_from_cache(const CreateCommand& cmd) {
+  if (loaded_ || !shared() || busy_ || loading_ || stale_ || !payment_.record || is_unresolved(record().state)
+      || record().state == PaymentState::kUndefined) {
+    return false;
+  }
+  std::string fingerprint = ppp::payment_fingerprint(ctx_.core.fingerprint_key, cmd.request);
+  auto now = answer_create_now(payment_, CreateArrival{cmd.request, cmd.merchant, fingerprint}, ctx_.core);
+  if (!now) {
+    return false;
+  }
+  answer_now(std::move(*now), cmd.sink);
+  return true;
 }
 
 // -- POS terminal submission --------------------------------------------------------------------
