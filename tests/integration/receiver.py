@@ -56,7 +56,8 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with outer.lock:
                     headers = {k.lower(): v for k, v in self.headers.items()}
-                    outer.requests.append({"path": self.path, "headers": headers, "body": body})
+                    record = {"path": self.path, "headers": headers, "body": body, "started": time.time()}
+                    outer.requests.append(record)
                     action = outer.script.pop(0) if outer.script else outer.default
                 if action == "drop":
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -79,6 +80,8 @@ class Receiver:
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"{}")
+                record["status"] = status
+                record["ended"] = time.time()  # answered: the attempt is over for its sender
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.scheme = "http"
