@@ -265,6 +265,11 @@ void PaymentActor::call_authorize() {
         fault::crash_point("after-acquirer");
         if (me->shared()) {
           me->recommit_ = [me, a = *result] {
+            if (me->payment_.record && !is_unresolved(me->record().state)) {
+              // Another instance applied the outcome first (a takeover, a webhook): its answer.
+              me->reply_all(Reply{Outcome::kDone, me->record().response});
+              return me->finish();
+            }
             me->carry_out(authorized(me->payment_, a, {me->flow_ == Flow::kBackground, me->told_undefined_},
                                      me->ctx_.core, now_unix_ms()));
           };
