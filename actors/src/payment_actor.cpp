@@ -309,6 +309,17 @@ void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> stat
     case Flow::kCreate:
       return carry_out(create_status(payment_, status, {false, told_undefined_}, inflight_merchant_, ctx_.core, now),
                        found ? "after-result" : nullptr);
+    case Flow::kOperation: {  // a cancel of a payment whose outcome was unknown
+      Decision d = cancel_status(payment_, pending_cancel_->request, status, ctx_.core, now);
+      if (d.commits()) {
+        // The outcome is recorded: the cancel runs again on it (void, or nothing to void).
+        on_finished_ = [me = shared_from_this(), cmd = std::move(*pending_cancel_)]() mutable {
+          me->on_operate(std::move(cmd));
+        };
+      }
+      pending_cancel_.reset();
+      return carry_out(std::move(d));
+    }
     default:  // no other flow asks for a status
       spdlog::error("payment {}: a status answer no flow asked for", id());
       return finish();
@@ -327,10 +338,10 @@ void PaymentActor::call_operation(PendingOperation op) {
                                                     }
                                                     if (r && me->shared()) {
                                                       me->recommit_ = [me, op, r] {
-                                                        me->carry_out(operation_done(me->payment_, op, r, now_unix_ms()));
+                                                        me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
                                                       };
                                                     }
-                                                    me->carry_out(operation_done(me->payment_, op, r, now_unix_ms()));
+                                                    me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
                                                   }));
 }
 

@@ -236,6 +236,7 @@ private:
   std::string inflight_fingerprint_;
   std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
   std::function<void()> on_finished_;  // recovery: told when its reconciliation has ended
+  std::optional<OperateCommand> pending_cancel_;  // a cancel waiting for the payment's status
   std::deque<std::function<void()>> deferred_;
 
   std::function<void()> again_;  // shared stores: reruns the mutation in flight after a lost race

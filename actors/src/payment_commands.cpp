@@ -151,6 +151,9 @@ void PaymentActor::on_operate(OperateCommand cmd) {
                                  Result<std::optional<StoredOperation>> stored) {
     OperationArrival arrival{cmd.request, cmd.merchant, fingerprint};
     Decision d = start_operation(me->payment_, arrival, stored, me->ctx_.core, now_unix_ms());
+    if (d.next == Next::kAskStatus) {
+      me->pending_cancel_ = cmd;  // asked again once the acquirer has said what happened
+    }
     if (d.next == Next::kFollow) {
       // Another instance operates on this payment: this request looks again after it.
       me->again_ = [me, cmd]() mutable {

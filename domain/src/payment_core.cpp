@@ -569,6 +569,57 @@ Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int
 
 }  // namespace
 
+// A cancel the acquirer has nothing to do for (notes/ppp.md §3.4): a denied payment holds no
+// money and a cancelled one was voided already — the Cancel answer; a settled one cannot be
+// voided (the gateway refunds it) — a 500 in the Cancel shape. Stored under the requestId
+// like any operation answer.
+std::optional<Decision> cancel_without_acquirer(const Payment& p, const OperationArrival& a, int64_t now) {
+  const PaymentRecord& r = *p.record;
+  const auto& req = a.request;
+  std::string key = operation_key(p.id, req.request_id);
+  ppp::OperationResponse response{req.kind, p.id, req.request_id, "", 0, "", ""};
+  unsigned status = 200;
+  switch (r.state) {
+    case PaymentState::kDenied:
+      response.id = "void-" + key;  // nothing held, nothing voided: the connector's own id
+      response.message = "nothing to cancel: the payment was denied";
+      break;
+    case PaymentState::kCancelled:
+      response.id = r.cancellation_id.empty() ? "void-" + key : r.cancellation_id;
+      response.message = "already cancelled";
+      break;
+    case PaymentState::kSettled:
+    case PaymentState::kRefunded:
+      status = 500;
+      response.code = "already-settled";
+      response.message = "a settled payment is refunded, not cancelled";
+      break;
+    default:
+      return std::nullopt;
+  }
+  OperationRecord op;
+  op.kind = req.kind;
+  op.phase = OperationPhase::kDone;
+  op.payment_id = p.id;
+  op.fingerprint = a.fingerprint;
+  op.acquirer_key = key;
+  op.http_status = status;
+  op.response = ppp::write_operation_response(response);
+  op.updated_at = now;
+  Decision d = answer(Reply{outcome_of_stored(status), op.response});
+  d.writes.push_back({Space::kOperations, key, encode(op), 0});
+  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, "cancel"));
+  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, to_string(r.state),
+                          to_string(r.state), "cancel without the acquirer: " + response.message));
+  return d;
+}
+
+Reply cancel_not_known_yet(const std::string& payment_id, const std::string& request_id, std::string message) {
+  ppp::OperationResponse response{ppp::OperationKind::kCancel, payment_id, request_id, "", 0, "outcome-unknown",
+                                  std::move(message)};
+  return Reply{Outcome::kFailed, ppp::write_operation_response(response)};
+}
+
 Decision start_operation(const Payment& p, const OperationArrival& a,
                          const Result<std::optional<StoredOperation>>& stored, const CoreConfig& config, int64_t now) {
   const auto& req = a.request;
@@ -576,7 +627,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     return answer(error_reply(stored.error()));
   }
   bool done = *stored && (*stored)->record.phase == OperationPhase::kDone;
-  if (!done && leased_elsewhere(*p.record, config, now)) {
+  if (!done && p.record && leased_elsewhere(*p.record, config, now)) {
     return then(Next::kFollow);  // another instance operates on this payment: its turn first
   }
   if (*stored) {
@@ -594,6 +645,14 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     // idempotent on its key, so calling again cannot act twice.
     return under_lease(call_operation(PendingOperation{req, existing, (*stored)->key, (*stored)->etag}), p, config,
                        now);
+  }
+  if (req.kind == ppp::OperationKind::kCancel && p.record) {
+    if (auto d = cancel_without_acquirer(p, a, now)) {
+      return std::move(*d);
+    }
+    if (is_unresolved(p.record->state)) {
+      return then(Next::kAskStatus);  // what happened first; cancel_status
+    }
   }
   if (auto s = validate(p, req); !s) {
     return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
@@ -649,8 +708,26 @@ PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents am
   return r;
 }
 
+Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
+                       const Result<std::optional<acquirer::Authorization>>& status, const CoreConfig& config,
+                       int64_t now) {
+  if (!status) {
+    return answer(cancel_not_known_yet(p.id, req.request_id,
+                                       "the acquirer could not say what became of the payment; retry the same request"));
+  }
+  if (!*status) {
+    // Nothing is held now, but the authorization sent before the outcome was lost may still
+    // reach the acquirer: not cancelled until that is known.
+    return answer(cancel_not_known_yet(p.id, req.request_id,
+                                       "the acquirer has not seen this payment yet; retry the same request"));
+  }
+  Decision d = authorized(p, **status, Listeners{true, false}, config, now);
+  d.answer.reset();  // the cancel runs again on the outcome
+  return d;
+}
+
 Decision operation_done(const Payment& p, const PendingOperation& pending,
-                        const Result<acquirer::OperationOutcome>& result, int64_t now) {
+                        const Result<acquirer::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
@@ -677,6 +754,14 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
   std::optional<PaymentRecord> updated;
   if (outcome.succeeded) {
     updated = apply_operation(r, req.kind, outcome.amount, now);
+    if (req.kind == ppp::OperationKind::kCancel) {
+      updated->cancellation_id = outcome.id;
+      if (r.state == PaymentState::kUndefined) {
+        // Never authorized: Create Payment now answers that it will not be (`denied`), so
+        // that the gateway stops asking.
+        updated->response = create_response(p.id, *updated, "cancelled", "cancelled before it was authorized", config);
+      }
+    }
   }
   if (!r.lease_owner.empty()) {  // the operation's lease ends with it
     if (!updated) {

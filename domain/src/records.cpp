@@ -56,7 +56,7 @@ const auto kPaymentFields = std::make_tuple(
     FIELD("acquirer", acquirer), FIELD("response", response), FIELD("acquirerRevision", acquirer_revision),
     FIELD("callbacks", callbacks), FIELD("document", document), FIELD("posPhase", pos_phase),
     FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
-    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until));
+    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until), FIELD("cancellationId", cancellation_id));
 
 #undef FIELD
 

@@ -107,6 +107,7 @@ std::string_view create_payment_status(PaymentState state) {
     case PaymentState::kUndefined:
       return "undefined";
     case PaymentState::kDenied:
+    case PaymentState::kCancelled:  // only written for a payment cancelled before it was authorized
       return "denied";
     default:
       return "approved";

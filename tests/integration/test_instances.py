@@ -13,6 +13,7 @@ import pytest
 
 from conftest import BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body, ledger
 from receiver import callback_body, verify
+from tcp_proxy import CuttableProxy
 from test_postgres import BASE_URI, pg_uri  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.skipif(not BASE_URI, reason="IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server")
@@ -335,59 +336,6 @@ def test_the_primary_is_lost_and_the_standby_promoted(connector_factory, stubs, 
             assert capture["succeeded"] and capture["amount"] == 10, pid
     verified = subprocess.run([BIN, "audit", "verify", "--store", uri], capture_output=True, text=True)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-
-
-class CuttableProxy:
-    """A TCP proxy to PostgreSQL that can stop forwarding: its connections stay open and
-    silent (a partition that drops packets), and new ones are accepted and left silent too."""
-
-    def __init__(self, target_port):
-        import socket
-        self.target_port, self.forwarding = target_port, threading.Event()
-        self.forwarding.set()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        import socket
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(("127.0.0.1", self.target_port))
-            except OSError:
-                client.close()
-                continue
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    def _pump(self, src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                self.forwarding.wait()  # cut: the bytes go nowhere, the sockets stay open
-                if self.closed:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.close()
-                except OSError:
-                    pass
-
-    def close(self):
-        self.closed = True
-        self.forwarding.set()
-        self.listener.close()
 
 
 def test_an_instance_cut_off_from_the_database_answers_retryably(connector_factory, stubs, pg_uri):

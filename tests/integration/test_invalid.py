@@ -26,7 +26,11 @@ def test_illegal_operations_change_nothing(connector_factory, stub_server):
     error_of(c.post("/payments/inv-cancel/settlements", {"paymentId": "inv-cancel", "requestId": "x2", "value": 1}))
     error_of(c.post("/payments/inv-ok/refunds", {"paymentId": "inv-ok", "requestId": "x3", "value": 10.01}))
     error_of(c.post("/payments/inv-ok/settlements", {"paymentId": "inv-ok", "requestId": "x4", "value": 10.01}))
-    error_of(c.post("/payments/inv-ok/cancellations", {"paymentId": "inv-ok", "requestId": "x5"}))
+    # A settled payment is refunded, not cancelled: the Cancel answer's 500, nothing at the acquirer.
+    status, raw, _ = c.post("/payments/inv-ok/cancellations", {"paymentId": "inv-ok", "requestId": "x5"})
+    assert status == 500
+    refused = validate(raw, "/payments/{paymentId}/cancellations", "post", 500)
+    assert refused["cancellationId"] is None and refused["code"] == "already-settled"
     error_of(c.post("/payments/nobody/settlements", {"paymentId": "nobody", "requestId": "x6", "value": 1}), 404)
     conflict = error_of(c.post("/payments", create_body("inv-ok", value=21)))
     assert "inv-ok" in conflict["message"]

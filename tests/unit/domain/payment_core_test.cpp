@@ -345,14 +345,17 @@ Decision start(const Payment& p, const ppp::OperationRequest& req,
 }
 
 // A first cancel, settle (1.00) or refund (1.00) in each state: 'I' writes its intent and calls
-// the acquirer, 'R' is refused by the state machine with nothing written.
+// the acquirer, 'R' is refused by the state machine with nothing written. Cancels as the
+// protocol specifies them (notes/ppp.md §3.4): 'A' answers the Cancel answer without the
+// acquirer (nothing to void), stored; 'X' a stored 500 in the Cancel shape (settled: the
+// gateway refunds instead); 'S' asks the acquirer what happened first (outcome unknown).
 TEST(PaymentCoreTest, OperationsInEveryState) {
   using K = ppp::OperationKind;
   const std::map<PaymentState, std::string> expected = {
       // cancel, settle, refund
-      {PaymentState::kProcessing, "RRR"}, {PaymentState::kUndefined, "IRR"}, {PaymentState::kApproved, "IIR"},
-      {PaymentState::kDenied, "RRR"},     {PaymentState::kCancelled, "RRR"}, {PaymentState::kSettled, "RII"},
-      {PaymentState::kRefunded, "RRI"},   {PaymentState::kOrphaned, "RRR"},
+      {PaymentState::kProcessing, "SRR"}, {PaymentState::kUndefined, "IRR"}, {PaymentState::kApproved, "IIR"},
+      {PaymentState::kDenied, "ARR"},     {PaymentState::kCancelled, "ARR"}, {PaymentState::kSettled, "XII"},
+      {PaymentState::kRefunded, "XRI"},   {PaymentState::kOrphaned, "SRR"},
   };
   const K kinds[] = {K::kCancel, K::kSettle, K::kRefund};
   for (auto state : kAllStates) {
@@ -361,7 +364,25 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
       Payment p = payment_in(state);
       auto req = operation(kinds[i], kinds[i] == K::kCancel ? 0 : 100);
       Decision d = start(p, req);
-      if (expected.at(state)[i] == 'I') {
+      char what = expected.at(state)[i];
+      if (what == 'A' || what == 'X') {
+        EXPECT_EQ(d.next, Next::kEnd);
+        const auto* stored = write_to(d, Space::kOperations);
+        ASSERT_NE(stored, nullptr);
+        EXPECT_EQ(stored->expected_etag, std::optional<uint64_t>(0));
+        EXPECT_EQ(write_to(d, Space::kPayments), nullptr);
+        EXPECT_EQ(write_to(d, Space::kRecovery), nullptr);
+        auto doc = JsonValue::parse(d.answer->body);
+        ASSERT_TRUE(doc);
+        EXPECT_EQ(d.answer->outcome, what == 'A' ? Outcome::kDone : Outcome::kFailed);
+        EXPECT_EQ(doc->string_or("requestId"), "req-1");
+        ASSERT_NE(doc->find("cancellationId"), nullptr);
+        EXPECT_EQ(doc->find("cancellationId")->is_null(), what == 'X');  // null exactly when nothing was cancelled
+        EXPECT_EQ(doc->string_or("code"), what == 'X' ? "already-settled" : "");
+      } else if (what == 'S') {
+        EXPECT_EQ(d.next, Next::kAskStatus);
+        EXPECT_FALSE(d.commits());
+      } else if (what == 'I') {
         EXPECT_EQ(d.next, Next::kOperate);
         const auto* intent = write_to(d, Space::kOperations);
         ASSERT_NE(intent, nullptr);
@@ -413,7 +434,7 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   acquirer::OperationOutcome ok{true, "settle-1", 400, "", ""};
   PendingOperation pending = *first.operation;
   pending.etag = 1;
-  Decision done = operation_done(p, pending, ok, kNow);
+  Decision done = operation_done(p, pending, ok, config(), kNow);
   EXPECT_EQ(done.answer->outcome, Outcome::kDone);
   EXPECT_EQ(state_name(done), "settled");
   EXPECT_EQ(done.record->amounts.settled, 400);
@@ -433,12 +454,12 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   Decision reused = start(settled, other, std::optional<StoredOperation>(after));
   EXPECT_EQ(reused.answer->body, request_conflict("req-1").body);
 
-  auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), kNow);
+  auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), config(), kNow);
   EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
   EXPECT_EQ(unknown.answer->outcome, Outcome::kFailed);
 
   acquirer::OperationOutcome refused{false, "", 0, "too-late", "refused"};
-  Decision no = operation_done(p, pending, refused, kNow);
+  Decision no = operation_done(p, pending, refused, config(), kNow);
   EXPECT_EQ(no.answer->outcome, Outcome::kFailed);
   EXPECT_EQ(write_to(no, Space::kPayments), nullptr);  // the payment does not change
   ASSERT_NE(write_to(no, Space::kOperations), nullptr);
@@ -464,7 +485,7 @@ TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
       }
       PendingOperation pending = *d.operation;
       pending.etag = 1;
-      Decision done = operation_done(p, pending, acquirer::OperationOutcome{true, "op", value, "", ""}, kNow);
+      Decision done = operation_done(p, pending, acquirer::OperationOutcome{true, "op", value, "", ""}, config(), kNow);
       ASSERT_TRUE(done.record);
       (kind == ppp::OperationKind::kSettle ? accepted_settled : accepted_refunded) += value;
       p = Payment{"pay-1", done.record, p.etag + 1};
@@ -674,15 +695,67 @@ TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
   ASSERT_NE(lease, nullptr);
   EXPECT_EQ(lease->expected_etag, kEtag);
   EXPECT_EQ(start.record->lease_owner, "a");
+  // No payment: unknown, whatever the instance.
+  EXPECT_EQ(start_operation(no_payment(), arrival, none, instance("a"), kNow).answer->outcome, Outcome::kNotFound);
   // Its result ends the lease, refused or not.
   Payment held = leased(PaymentState::kApproved, "a", kNow + kLease);
   acquirer::OperationOutcome refused;
   refused.succeeded = false;
   refused.code = "refused";
-  Decision after = operation_done(held, *start.operation, refused, kNow);
+  Decision after = operation_done(held, *start.operation, refused, config(), kNow);
   ASSERT_TRUE(after.record);
   EXPECT_TRUE(after.record->lease_owner.empty());
   EXPECT_EQ(after.record->state, PaymentState::kApproved);
+}
+
+TEST(PaymentCoreTest, ACancelOfAnUnknownOutcomeAsksTheAcquirerFirst) {
+  auto cancel = operation(ppp::OperationKind::kCancel, 0);
+  Payment p = payment_in(PaymentState::kProcessing);
+  // Not known, or never seen (an authorization sent before may still arrive): 500 in the
+  // Cancel shape, nothing written, for the gateway to retry.
+  for (const auto& status : {Result<std::optional<acquirer::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "down"})),
+                             Result<std::optional<acquirer::Authorization>>(std::nullopt)}) {
+    Decision d = cancel_status(p, cancel, status, config(), kNow);
+    EXPECT_FALSE(d.commits());
+    EXPECT_EQ(d.answer->outcome, Outcome::kFailed);
+    auto doc = JsonValue::parse(d.answer->body);
+    ASSERT_TRUE(doc);
+    EXPECT_TRUE(doc->find("cancellationId")->is_null());
+    EXPECT_EQ(doc->string_or("code"), "outcome-unknown");
+  }
+  // Known: recorded first (the cancel then runs again on it), no answer yet.
+  Decision known = cancel_status(p, cancel, std::optional(outcome(acquirer::AuthorizationStatus::kApproved)), config(),
+                                 kNow);
+  EXPECT_EQ(state_name(known), "approved");
+  EXPECT_FALSE(known.answer);
+  EXPECT_NE(write_to(known, Space::kPayments), nullptr);
+}
+
+TEST(PaymentCoreTest, APaymentCancelledBeforeItWasAuthorizedAnswersDeniedFromThenOn) {
+  auto cancel = operation(ppp::OperationKind::kCancel, 0);
+  for (auto state : {PaymentState::kUndefined, PaymentState::kApproved}) {
+    Payment p = payment_in(state);
+    Decision started = start(p, cancel);
+    acquirer::OperationOutcome voided{true, "void-9", 1000, "", "voided"};
+    Decision done = operation_done(p, *started.operation, voided, config(), kNow);
+    ASSERT_TRUE(done.record);
+    EXPECT_EQ(done.record->state, PaymentState::kCancelled);
+    EXPECT_EQ(done.record->cancellation_id, "void-9");
+    auto create = JsonValue::parse(done.record->response);
+    if (state == PaymentState::kUndefined) {
+      ASSERT_TRUE(create);
+      EXPECT_EQ(create->string_or("status"), "denied");  // the gateway stops asking
+    } else {
+      EXPECT_EQ(done.record->response, p.record->response);  // it was approved: that answer stays
+    }
+    // A later cancel under another requestId: the first void's id, nothing at the acquirer.
+    Payment cancelled{"pay-1", done.record, kEtag + 1};
+    Decision again = start(cancelled, operation(ppp::OperationKind::kCancel, 0, "req-2"));
+    EXPECT_EQ(again.next, Next::kEnd);
+    auto doc = JsonValue::parse(again.answer->body);
+    ASSERT_TRUE(doc);
+    EXPECT_EQ(doc->string_or("cancellationId"), "void-9");
+  }
 }
 
 }  // namespace

@@ -239,7 +239,14 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
 /// the payment's state and totals if it succeeded. A failed call records nothing (the retry
 /// resumes the same requestId).
 Decision operation_done(const Payment& p, const PendingOperation& op,
-                        const Result<acquirer::OperationOutcome>& outcome, int64_t now);
+                        const Result<acquirer::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
+
+/// A cancel of a payment whose outcome is unknown asks the acquirer first (start_operation:
+/// `ask status`): a known outcome is applied (the actor then runs the cancel again on it);
+/// an unknown one answers 500 in the Cancel shape, not stored, for the gateway to retry.
+Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
+                       const Result<std::optional<acquirer::Authorization>>& status, const CoreConfig& config,
+                       int64_t now);
 
 /// The payment after a successful operation of `amount`.
 PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents amount, int64_t now);

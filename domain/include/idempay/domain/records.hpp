@@ -43,6 +43,8 @@ struct PaymentRecord {
   /// calls the acquirer for this payment before then. Empty: none, or a single instance.
   std::string lease_owner;
   int64_t lease_until = 0;
+  /// The acquirer's id of the void, once cancelled: later cancels answer with it.
+  std::string cancellation_id;
 };
 
 std::string encode(const PaymentRecord& r);
