@@ -1,7 +1,9 @@
 """Cancellations as the protocol specifies them (notes/ppp.md §3.4): every answer in the Cancel
 shape the official document lists (200, or 500 with `cancellationId: null`), each repeat byte
 for byte, and the acquirer's ledger showing a void only where money was held."""
-from conftest import create_body, ledger
+import subprocess
+
+from conftest import BIN, create_body, ledger
 from schema import validate
 
 CANCEL = "/payments/{paymentId}/cancellations"
@@ -42,6 +44,8 @@ def test_cancels_in_every_state_answer_as_the_gateway_expects(connector_factory,
     assert book["cancellations"]["cx-approved/c1"]["calls"] == 1 and book["cancellations"]["cx-approved/c1"]["succeeded"]
     assert book["cancellations"]["cx-pending/c1"]["succeeded"]
     assert "cx-approved/c2" not in book["cancellations"] and "cx-denied/c1" not in book["cancellations"]
+    verified = subprocess.run([BIN, "audit", "verify", "--data-dir", str(c.data_dir)], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_a_cancel_of_an_unknown_outcome_asks_the_acquirer_then_voids(connector_factory, stub_server):
@@ -74,5 +78,8 @@ def test_a_cancel_of_an_unknown_outcome_asks_the_acquirer_then_voids(connector_f
         # Create Payment now tells what happened: approved, then voided (the answer it had).
         status, raw, _ = c.post("/payments", body)
         assert status == 200 and validate(raw, "/payments", "post", 200)["status"] == "approved"
+        verified = subprocess.run([BIN, "audit", "verify", "--data-dir", str(c.data_dir)], capture_output=True,
+                                  text=True)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
     finally:
         proxy.close()
