@@ -130,7 +130,7 @@ void PaymentActor::on_operate(OperateCommand cmd) {
     if (fingerprint != inflight_fingerprint_) {
       audit_now(by(cmd.merchant, audit_entry("operation_refused", req.request_id, fingerprint, {}, {},
                                              "requestId reused for another operation")));
-      return cmd.sink.deliver(request_conflict(req.request_id));
+      return cmd.sink.deliver(operation_request_conflict(req));
     }
     audit_now(by(cmd.merchant, audit_entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {},
                                            "joined the call in flight")));

@@ -285,6 +285,24 @@ Reply payment_conflict(const std::string& payment_id) {
   return error_reply(Outcome::kRefused, "payment-conflict", "paymentId " + payment_id + " was already used for a different payment");
 }
 
+Reply operation_refusal(const ppp::OperationRequest& req, std::string_view code, std::string message) {
+  ppp::OperationResponse r{req.kind, req.payment_id, req.request_id, "", 0, std::string(code), std::move(message)};
+  return Reply{Outcome::kFailed, ppp::write_operation_response(r)};
+}
+
+namespace {
+
+Reply refusal_of(const ppp::OperationRequest& req, const Error& e) {
+  return operation_refusal(req, to_string(e.code), e.message);
+}
+
+}  // namespace
+
+Reply operation_request_conflict(const ppp::OperationRequest& req) {
+  return operation_refusal(req, "request-conflict",
+                           "requestId " + req.request_id + " was already used for a different operation");
+}
+
 Reply request_conflict(const std::string& request_id) {
   return error_reply(Outcome::kRefused, "request-conflict",
                      "requestId " + request_id + " was already used for a different operation");
@@ -524,7 +542,7 @@ std::optional<Decision> answer_operation_now(const Payment& p, const OperationAr
     return noted_answer(by(a.merchant, entry("access_refused", a.request.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(a.request.kind))
                                                  + " of another merchant's payment")),
-                        unknown_payment(p.id));
+                        refusal_of(a.request, Error{ErrorCode::kNotFound, "unknown payment " + p.id}));
   }
   return std::nullopt;
 }
@@ -635,7 +653,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     if (existing.fingerprint != a.fingerprint) {
       return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
                                                "requestId reused for another operation")),
-                          request_conflict(req.request_id));
+                          operation_request_conflict(req));
     }
     if (existing.phase == OperationPhase::kDone) {
       return noted_answer(by(a.merchant, entry("operation_duplicate_reused", req.request_id, a.fingerprint)),
@@ -657,7 +675,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   if (auto s = validate(p, req); !s) {
     return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
-                        error_reply(s.error()));
+                        refusal_of(req, s.error()));
   }
   OperationRecord op;
   op.kind = req.kind;

@@ -13,6 +13,17 @@ def error_of(result, status=400):
     return doc
 
 
+def refused_operation(result, route):
+    """A refused cancel, settle or refund: the operation's own answer with its id null and a
+    500, the statuses the protocol documents for these routes being 200, 500 and 501."""
+    code, raw, _ = result
+    assert code == 500, raw
+    doc = validate(raw, f"/payments/{{paymentId}}/{route}", "post", 500)
+    id_field = {"settlements": "settleId", "refunds": "refundId", "cancellations": "cancellationId"}[route]
+    assert doc[id_field] is None and doc["code"] and doc["message"]
+    return doc
+
+
 def test_illegal_operations_change_nothing(connector_factory, stub_server):
     c = connector_factory(acquirer=stub_server.url)
     denied = c.post("/payments", create_body("inv-denied", card="4444333322221112"))
@@ -22,19 +33,24 @@ def test_illegal_operations_change_nothing(connector_factory, stub_server):
     assert c.post("/payments/inv-ok/settlements", {"paymentId": "inv-ok", "requestId": "s1", "value": 10})[0] == 200
     before = ledger(stub_server)
 
-    error_of(c.post("/payments/inv-denied/settlements", {"paymentId": "inv-denied", "requestId": "x1", "value": 1}))
-    error_of(c.post("/payments/inv-cancel/settlements", {"paymentId": "inv-cancel", "requestId": "x2", "value": 1}))
-    error_of(c.post("/payments/inv-ok/refunds", {"paymentId": "inv-ok", "requestId": "x3", "value": 10.01}))
-    error_of(c.post("/payments/inv-ok/settlements", {"paymentId": "inv-ok", "requestId": "x4", "value": 10.01}))
+    refused_operation(c.post("/payments/inv-denied/settlements",
+                             {"paymentId": "inv-denied", "requestId": "x1", "value": 1}), "settlements")
+    refused_operation(c.post("/payments/inv-cancel/settlements",
+                             {"paymentId": "inv-cancel", "requestId": "x2", "value": 1}), "settlements")
+    refused_operation(c.post("/payments/inv-ok/refunds", {"paymentId": "inv-ok", "requestId": "x3", "value": 10.01}),
+                      "refunds")
+    refused_operation(c.post("/payments/inv-ok/settlements",
+                             {"paymentId": "inv-ok", "requestId": "x4", "value": 10.01}), "settlements")
     # A settled payment is refunded, not cancelled: the Cancel answer's 500, nothing at the acquirer.
-    status, raw, _ = c.post("/payments/inv-ok/cancellations", {"paymentId": "inv-ok", "requestId": "x5"})
-    assert status == 500
-    refused = validate(raw, "/payments/{paymentId}/cancellations", "post", 500)
-    assert refused["cancellationId"] is None and refused["code"] == "already-settled"
-    error_of(c.post("/payments/nobody/settlements", {"paymentId": "nobody", "requestId": "x6", "value": 1}), 404)
+    refused = refused_operation(c.post("/payments/inv-ok/cancellations", {"paymentId": "inv-ok", "requestId": "x5"}),
+                                "cancellations")
+    assert refused["code"] == "already-settled"
+    refused_operation(c.post("/payments/nobody/settlements", {"paymentId": "nobody", "requestId": "x6", "value": 1}),
+                      "settlements")
     conflict = error_of(c.post("/payments", create_body("inv-ok", value=21)))
     assert "inv-ok" in conflict["message"]
-    error_of(c.post("/payments/inv-ok/settlements", {"paymentId": "inv-ok", "requestId": "s1", "value": 9}))
+    assert refused_operation(c.post("/payments/inv-ok/settlements", {"paymentId": "inv-ok", "requestId": "s1", "value": 9}),
+                             "settlements")["code"] == "request-conflict"
 
     assert ledger(stub_server) == before, "a refused request reached the acquirer"
     assert c.post("/payments", create_body("inv-denied", card="4444333322221112"))[1] == denied[1]

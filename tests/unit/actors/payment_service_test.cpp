@@ -151,13 +151,13 @@ TEST_F(PaymentServiceTest, SettleAndRefundInPartsWithinTheTotals) {
   ASSERT_EQ(create(create_request("p3")).outcome, Outcome::kDone);
   EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s1", 6000)).outcome, Outcome::kDone);
   EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s2", 4000)).outcome, Outcome::kDone);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s3", 1)).outcome, Outcome::kRefused);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p3", "s3", 1)).outcome, Outcome::kFailed);
   EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r1", 3000)).outcome, Outcome::kDone);
   EXPECT_EQ(operate(op(ppp::OperationKind::kRefund, "p3", "r2", 7000)).outcome, Outcome::kDone);
   Reply over = operate(op(ppp::OperationKind::kRefund, "p3", "r3", 1));
-  EXPECT_EQ(over.outcome, Outcome::kRefused);
+  EXPECT_EQ(over.outcome, Outcome::kFailed);
   EXPECT_EQ(ledger("refunds", "p3/r3", "calls"), 0);  // refused before the acquirer
-  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).outcome, Outcome::kRefused);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p3", "c1", 0)).outcome, Outcome::kFailed);
 }
 
 TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
@@ -175,18 +175,18 @@ TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
   }
   EXPECT_EQ(ledger("captures", "p4/s-same", "calls"), 1);
   Reply different = operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 4000));
-  EXPECT_EQ(different.outcome, Outcome::kRefused);
+  EXPECT_EQ(different.outcome, Outcome::kFailed);
   EXPECT_NE(different.body.find("request-conflict"), std::string::npos);
 }
 
 TEST_F(PaymentServiceTest, DeniedAndCancelledPaymentsRefuseSettlement) {
   Reply denied = create(create_request("p5", "4444333322221112"));
   EXPECT_NE(denied.body.find("\"status\":\"denied\""), std::string::npos);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p5", "s", 100)).outcome, Outcome::kRefused);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p5", "s", 100)).outcome, Outcome::kFailed);
   ASSERT_EQ(create(create_request("p6")).outcome, Outcome::kDone);
   EXPECT_EQ(operate(op(ppp::OperationKind::kCancel, "p6", "c", 0)).outcome, Outcome::kDone);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p6", "s6", 100)).outcome, Outcome::kRefused);
-  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "unknown", "s7", 100)).outcome, Outcome::kNotFound);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "p6", "s6", 100)).outcome, Outcome::kFailed);
+  EXPECT_EQ(operate(op(ppp::OperationKind::kSettle, "unknown", "s7", 100)).outcome, Outcome::kFailed);
 }
 
 TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
@@ -259,7 +259,7 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
   for (int i = 0; i < kDuplicates; ++i) {
     ASSERT_EQ(replies[i].get_future().get().outcome, Outcome::kDone);
   }
-  EXPECT_EQ(replies[kDuplicates].get_future().get().outcome, Outcome::kRefused);
+  EXPECT_EQ(replies[kDuplicates].get_future().get().outcome, Outcome::kFailed);
   EXPECT_EQ(replies[kDuplicates + 1].get_future().get().outcome, Outcome::kDone);
   service.shutdown();
 
@@ -323,7 +323,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
     std::promise<Reply> extra;
     service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1), "shop",
                     [&extra](Reply r) { extra.set_value(std::move(r)); });
-    EXPECT_EQ(extra.get_future().get().outcome, Outcome::kRefused);
+    EXPECT_EQ(extra.get_future().get().outcome, Outcome::kFailed);
   }
   service.shutdown();
 }
@@ -591,7 +591,7 @@ TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
   Reply settled = ask([&](ReplyFn f) { service.operate(settle, "shop", f); });
   EXPECT_EQ(settled.outcome, Outcome::kDone);
   EXPECT_EQ(settled.body, operation.response);
-  EXPECT_EQ(ask([&](ReplyFn f) { service.operate(settle, "other", f); }).outcome, Outcome::kNotFound);
+  EXPECT_EQ(ask([&](ReplyFn f) { service.operate(settle, "other", f); }).outcome, Outcome::kFailed);
   EXPECT_EQ(ask([&](ReplyFn f) { service.create_payment(request, "other", f); }).outcome, Outcome::kRefused);
   EXPECT_EQ(stub.ledger_json().find("legacy-1"), std::string::npos) << "replays never reach the acquirer";
   service.shutdown();

@@ -395,12 +395,12 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
       } else {
         EXPECT_EQ(d.next, Next::kEnd);
         EXPECT_FALSE(d.commits());
-        EXPECT_EQ(d.answer->outcome, Outcome::kRefused);
+        EXPECT_EQ(d.answer->outcome, Outcome::kFailed);  // the operation's own shape, a 500
         EXPECT_EQ(d.noted.at(0).kind, "operation_refused");
       }
     }
   }
-  EXPECT_EQ(start(no_payment(), operation(K::kCancel, 0)).answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(start(no_payment(), operation(K::kCancel, 0)).answer->outcome, Outcome::kFailed);
 }
 
 TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
@@ -409,7 +409,7 @@ TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
     auto fp = op_fingerprint(req);
     auto d = answer_operation_now(payment_in(state), OperationArrival{req, kOther, fp}, config());
     ASSERT_TRUE(d);
-    EXPECT_EQ(d->answer->body, unknown_payment("pay-1").body);
+    EXPECT_EQ(d->answer->body, start(no_payment(), req).answer->body);
     EXPECT_FALSE(answer_operation_now(payment_in(state), OperationArrival{req, kMerchant, fp}, config()));
   }
 }
@@ -452,7 +452,7 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
 
   auto other = operation(ppp::OperationKind::kSettle, 300);
   Decision reused = start(settled, other, std::optional<StoredOperation>(after));
-  EXPECT_EQ(reused.answer->body, request_conflict("req-1").body);
+  EXPECT_EQ(reused.answer->body, operation_request_conflict(other).body);
 
   auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), config(), kNow);
   EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
@@ -696,7 +696,7 @@ TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
   EXPECT_EQ(lease->expected_etag, kEtag);
   EXPECT_EQ(start.record->lease_owner, "a");
   // No payment: unknown, whatever the instance.
-  EXPECT_EQ(start_operation(no_payment(), arrival, none, instance("a"), kNow).answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(start_operation(no_payment(), arrival, none, instance("a"), kNow).answer->outcome, Outcome::kFailed);
   // Its result ends the lease, refused or not.
   Payment held = leased(PaymentState::kApproved, "a", kNow + kLease);
   acquirer::OperationOutcome refused;

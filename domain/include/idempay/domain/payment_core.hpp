@@ -126,6 +126,12 @@ Reply unknown_payment(const std::string& payment_id);
 /// merchant's: one answer for both, so that it tells nothing about the other payment.
 Reply payment_conflict(const std::string& payment_id);
 Reply request_conflict(const std::string& request_id);
+/// A cancel, settle or refund refused (unknown payment, illegal in its state, a requestId
+/// reused): the operation's own answer shape with its id null, and a 500 — the protocol
+/// documents only 200, 500 and 501 for these routes, and the gateway retries a 500 (the same
+/// refusal again; nothing is done meanwhile).
+Reply operation_refusal(const ppp::OperationRequest& req, std::string_view code, std::string message);
+Reply operation_request_conflict(const ppp::OperationRequest& req);
 /// The Create Payment answer while the outcome is unknown: "undefined", no identifiers yet.
 Reply undefined_answer(const std::string& payment_id);
 /// The answer to a terminal submission for a payment that does not exist, is not a POS payment,
