@@ -18,6 +18,7 @@ struct ServeConfig {
   bool no_migrate = false;  ///< PostgreSQL: do not create or upgrade the schema at start
   std::string acquirer = "stub";
   int64_t acquirer_timeout_ms = 10'000;
+  int64_t answer_deadline_ms = 4'500;
   int64_t stub_latency_ms = 0;
   int64_t stub_pending_delay_ms = 2'000;
   std::string credentials;
@@ -51,7 +52,7 @@ struct ServeConfig {
   std::string instance;  ///< PostgreSQL: this instance's name among those sharing the database
   int64_t lease_ms = 30'000;
   int64_t sweep_interval_ms = 5'000;
-  int64_t follow_timeout_ms = 8'000;
+  int64_t follow_timeout_ms = 4'500;
   std::string public_url;  ///< base URL for links handed to shoppers' devices (POS submitUrl)
   std::string log_format = "text";
   std::string log_level = "info";

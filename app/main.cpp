@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_NO_MIGRATE");
   s->add_option("--acquirer", serve.acquirer, "'stub' (in-process) or the URL of an acquirer")
       ->envname("IDEMPAY_ACQUIRER")->capture_default_str();
+  s->add_option("--answer-deadline-ms", serve.answer_deadline_ms,
+                "a Create Payment still waiting for the acquirer after this long answers 'undefined' and its "
+                "outcome follows by callback (0: wait for --acquirer-timeout-ms)")
+      ->envname("IDEMPAY_ANSWER_DEADLINE_MS")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{600'000}));
   s->add_option("--acquirer-timeout-ms", serve.acquirer_timeout_ms, "deadline of one acquirer call")
       ->envname("IDEMPAY_ACQUIRER_TIMEOUT_MS")->capture_default_str();
   s->add_option("--stub-latency-ms", serve.stub_latency_ms, "latency of the in-process stub")

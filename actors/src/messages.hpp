@@ -131,11 +131,14 @@ struct ActorContext {
   CallbackTransport* transport = nullptr;
   CallbackOptions callbacks;
   std::chrono::milliseconds reconcile_base{1'000};  ///< first background status retry
+  /// A Create Payment waiting this long for the acquirer is answered `undefined`; the outcome
+  /// follows by callback. 0: it waits for the acquirer's own timeout.
+  std::chrono::milliseconds answer_deadline{0};
   int reconcile_attempts = 5;                       ///< then the record is orphaned
   /// Instances sharing the store: how often a request that found another instance's lease
   /// looks again, and for how long at most before it answers "not known yet".
   std::chrono::milliseconds follow_interval{100};
-  std::chrono::milliseconds follow_timeout{8'000};
+  std::chrono::milliseconds follow_timeout{4'500};
   /// Instances sharing the store: how often unfinished work (recovery index, outbox) is
   /// looked for, to take over what a dead instance left once its lease has expired.
   std::chrono::milliseconds sweep_interval{5'000};

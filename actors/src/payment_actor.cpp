@@ -242,7 +242,25 @@ void PaymentActor::perform(Decision d) {
   }
 }
 
+void PaymentActor::arm_answer_deadline() {
+  if (flow_ != Flow::kCreate || ctx_.answer_deadline.count() <= 0) {
+    return;
+  }
+  self_->delayed_send(self_, ctx_.answer_deadline, resume_atom::value,
+                      Continuation{[me = shared_from_this(), attempt = create_attempt_] {
+                        if (!me->busy_ || me->flow_ != Flow::kCreate || attempt != me->create_attempt_
+                            || me->past_deadline_) {
+                          return;
+                        }
+                        me->past_deadline_ = true;
+                        me->told_undefined_ = true;  // the outcome then goes out by callback
+                        me->reply_all(undefined_answer(me->id()));
+                        me->waiters_.clear();
+                      }});
+}
+
 void PaymentActor::call_authorize() {
+  arm_answer_deadline();
   acquirer::AuthorizeCall call;
   const auto& request = *inflight_create_;
   call.key = id();
@@ -281,6 +299,7 @@ void PaymentActor::call_authorize() {
 }
 
 void PaymentActor::ask_status() {
+  arm_answer_deadline();
   spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
   payment_acquirer().status(id(), in_actor<Result<std::optional<acquirer::Authorization>>>(
                                       [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {

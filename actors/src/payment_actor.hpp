@@ -153,6 +153,9 @@ private:
 
   void call_authorize();
   void ask_status();
+  // A Create Payment waiting for the acquirer: past ctx_.answer_deadline its callers hear
+  // `undefined`, and the outcome goes out by callback.
+  void arm_answer_deadline();
   void call_operation(PendingOperation op);
   void on_status(Result<std::optional<acquirer::Authorization>> status);
 
@@ -246,6 +249,8 @@ private:
   bool stale_ = false;           // a commit lost a race: the cached record is outdated
 
   bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
+  uint64_t create_attempt_ = 0;  // numbers create mutations, so that a stale deadline is ignored
+  bool past_deadline_ = false;   // the create in flight has answered `undefined` already
   bool reconcile_pending_ = false;
   int reconcile_attempts_ = 0;
 

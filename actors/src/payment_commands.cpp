@@ -9,6 +9,8 @@ namespace idempay::actors {
 void PaymentActor::begin(Flow flow, std::string merchant, std::function<void()> again) {
   busy_ = true;
   flow_ = flow;
+  ++create_attempt_;
+  past_deadline_ = false;
   inflight_merchant_ = std::move(merchant);
   again_ = std::move(again);
 }
@@ -46,6 +48,11 @@ void PaymentActor::on_create(CreateCommand cmd) {
     // Only the very same request of the very same merchant joins the call in flight.
     if (fingerprint != inflight_fingerprint_ || cmd.merchant != inflight_merchant_) {
       return cmd.sink.deliver(payment_conflict(id()));
+    }
+    if (past_deadline_) {  // its callers were told `undefined` already: so is this one, now
+      audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+                                             "undefined while the acquirer is still answering")));
+      return cmd.sink.deliver(undefined_answer(id()));
     }
     audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
                                            "joined the call in flight")));
@@ -159,7 +166,10 @@ void PaymentActor::on_operate(OperateCommand cmd) {
       me->again_ = [me, cmd]() mutable {
         auto sink = cmd.sink;
         auto again = [me, cmd]() mutable { me->on_operate(std::move(cmd)); };
-        me->follow_later(sink, cmd.follow_until, in_progress_elsewhere(cmd.request.request_id), std::move(again));
+        // Then the operation's own refusal (a 500, which the gateway retries).
+        auto give_up = operation_refusal(cmd.request, "in-progress",
+                                         "another instance is carrying out a request for this payment; retry");
+        me->follow_later(sink, cmd.follow_until, std::move(give_up), std::move(again));
       };
     }
     me->carry_out(std::move(d));

@@ -106,6 +106,7 @@ Status PaymentService::start(std::string public_url) {
   ctx.core.public_url = impl_->options.public_url;
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
+  ctx.answer_deadline = impl_->options.answer_deadline;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
   ctx.core.instance = impl_->options.instance;
   ctx.core.lease_ms = impl_->options.lease.count();

@@ -146,3 +146,25 @@ def test_in_process_stub_trigger(connector_factory, receiver):
     body = callback_body(r.requests[-1])
     assert body["status"] == "denied" and body["code"] == "expired"
     assert c.post("/stub/trigger", {"paymentId": "trig-in", "outcome": "approve"})[0] == 409
+
+
+def test_a_slow_acquirer_answers_undefined_in_time_and_calls_back(connector_factory, stubs, receiver):
+    """The gateway (and its homologation suite) waits 5 s for Create Payment: an acquirer slower
+    than --answer-deadline-ms gets the caller an `undefined` in time; its outcome, when it comes,
+    goes out by callback and is what every later retry answers. One charge."""
+    r = receiver()
+    stub = stubs("--latency-ms", "1500")
+    c = connector_factory(acquirer=stub.url, extra_args=CALLBACK_ARGS + ["--answer-deadline-ms", "300"])
+    body = create_body("slow-acq", callbackUrl=r.url())
+    started = time.time()
+    status, raw, _ = c.post("/payments", body)
+    assert time.time() - started < 1.2
+    assert status == 200 and validate(raw, "/payments", "post", 200)["status"] == "undefined"
+    status, raw, _ = c.post("/payments", body)  # a retry while the acquirer still thinks: at once
+    assert status == 200 and json.loads(raw)["status"] == "undefined"
+    assert r.wait_for(lambda rv: rv.processed, timeout=15), "no callback"
+    callback = r.requests[-1]
+    assert callback_body(callback)["status"] == "approved"
+    assert verify(CALLBACK_SECRET, callback["headers"], callback["body"])
+    assert c.post("/payments", body)[1] == callback["body"]
+    assert ledger(stub)["authorizations"]["slow-acq"]["calls"] == 1

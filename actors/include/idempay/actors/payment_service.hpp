@@ -64,6 +64,10 @@ struct ServiceOptions {
   std::chrono::milliseconds reconcile_base{1'000};
   /// Failed status calls before the record is marked orphaned. Default: 5
   int reconcile_attempts = 5;
+  /// A Create Payment still waiting for the acquirer after this long is answered `undefined`
+  /// and its outcome follows by callback (the gateway's homologation suite allows 5 s).
+  /// 0: it waits for the acquirer call's own timeout. Default: 0
+  std::chrono::milliseconds answer_deadline{0};
   /// The merchant that owns payments stored before owners were recorded. Default: none
   std::string legacy_owner;
   /// Several instances share the store: this one's unique name (leases, callback claims).
@@ -76,8 +80,8 @@ struct ServiceOptions {
   /// instance left. Default: 5 s
   std::chrono::milliseconds sweep_interval{5'000};
   /// Shared stores: how long a request waits for another instance's outcome before it
-  /// answers "undefined" (Create Payment) or "retry" (an operation). Default: 8 s
-  std::chrono::milliseconds follow_timeout{8'000};
+  /// answers "undefined" (Create Payment) or a 500 in-progress (an operation). Default: 4.5 s (within the gateway's 5 s)
+  std::chrono::milliseconds follow_timeout{4'500};
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
