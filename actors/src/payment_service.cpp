@@ -5,6 +5,8 @@
 #include <atomic>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "idempay/protocol/crypto.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
@@ -27,7 +29,18 @@ private:
   acquirer::Acquirer& acquirer_;
 };
 
+// What /health last learned of the store. Unauthenticated callers may ask as often as they
+// like: at most one read is in flight and a result serves for kHealthFresh, so the checks
+// never compete with payments for the store's readers.
+struct HealthState {
+  static constexpr int64_t kHealthFresh = 1'000;  // ms
+  std::atomic<int64_t> checked_at{0};
+  std::atomic<bool> ok{false};
+  std::atomic<bool> checking{false};
+};
+
 struct PaymentService::Impl {
+  std::shared_ptr<HealthState> health = std::make_shared<HealthState>();
   storage::Store& store;
   std::unique_ptr<AcquirerRoutes> single;  // when constructed with one acquirer
   AcquirerRoutes& acquirers;
@@ -184,13 +197,25 @@ void PaymentService::health(ReplyFn reply) {
   if (impl_->live() == nullptr) {
     return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
   }
-  std::string instance = impl_->context.core.instance;
-  impl_->store.read_async([reply = std::move(reply), instance](storage::Store& store) {
+  // Nothing of the failure (a database's address) goes to an unauthenticated caller.
+  auto answer = [instance = impl_->context.core.instance](bool ok) {
+    return ok ? Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + R"("})"}
+              : error_reply(Outcome::kRetry, "store-unavailable", "the store does not answer");
+  };
+  auto state = impl_->health;
+  bool fresh = now_unix_ms() - state->checked_at.load() < HealthState::kHealthFresh;
+  if (fresh || state->checking.exchange(true)) {
+    return reply(answer(state->ok.load()));
+  }
+  impl_->store.read_async([reply = std::move(reply), state, answer](storage::Store& store) {
     auto read = store.get(Space::kMeta, kFingerprintKeyName);
     if (!read) {
-      return reply(error_reply(Outcome::kRetry, "store-unavailable", read.error().message));
+      spdlog::warn("health: the store does not answer: {}", read.error().message);
     }
-    reply(Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + R"("})"});
+    state->ok = read.has_value();
+    state->checked_at = now_unix_ms();
+    state->checking = false;
+    reply(answer(read.has_value()));
   });
 }
 

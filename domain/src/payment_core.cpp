@@ -267,7 +267,9 @@ Reply error_reply(const Error& e) {
     case ErrorCode::kIllegalState:
       return error_reply(Outcome::kRefused, to_string(e.code), e.message);
     case ErrorCode::kUnavailable:
-      return error_reply(Outcome::kRetry, to_string(e.code), e.message);
+      // The detail (a database's address, a file's path) is for the log, where the store
+      // writes it; the caller learns only that nothing was done and a retry will be.
+      return error_reply(Outcome::kRetry, to_string(e.code), "temporarily unavailable; nothing was done, retry the same request");
     default:
       return error_reply(Outcome::kFailed, to_string(e.code), e.message);
   }

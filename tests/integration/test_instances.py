@@ -361,6 +361,7 @@ def test_an_instance_cut_off_from_the_database_answers_retryably(connector_facto
             except OSError:
                 status, raw = 0, b""
             outcomes.append((node is cut_off, status, time.time() - started))
+            assert str(proxy.port).encode() not in raw, raw  # the database's address stays in the log
             if status == 200 and b'"undefined"' not in raw:
                 acknowledged[pid] = raw
 
@@ -377,8 +378,9 @@ def test_an_instance_cut_off_from_the_database_answers_retryably(connector_facto
             t.start()
         for t in during:
             t.join()
-        status, _, _ = cut_off.get("/health", {})
+        status, health, _ = cut_off.get("/health", {})
         assert status == 503
+        assert str(proxy.port).encode() not in health and b"127.0.0.1" not in health  # nothing for strangers
         proxy.forwarding.set()  # the link is back
 
         cut_answers = [(s, d) for on_cut, s, d in outcomes[10:] if on_cut]
