@@ -65,6 +65,8 @@ struct StubConfig {
   std::string listen = "127.0.0.1:9090";
   int64_t latency_ms = 0;
   int64_t pending_delay_ms = 2'000;
+  int64_t refund_delay_ms = 0;               ///< refunds stay pending this long
+  std::vector<std::string> manual;           ///< "cancel", "refund": answered manual
   std::string webhook_url;
   std::string webhook_secret;
   std::vector<std::string> api_keys;  ///< required as `Authorization: Bearer KEY` when set

@@ -140,6 +140,10 @@ int main(int argc, char** argv) {
   st->add_option("--latency-ms", stub.latency_ms, "added to every answer")->capture_default_str();
   st->add_option("--pending-delay-ms", stub.pending_delay_ms, "how long async cards stay pending")
       ->capture_default_str();
+  st->add_option("--refund-delay-ms", stub.refund_delay_ms, "how long a refund stays pending once accepted")
+      ->capture_default_str();
+  st->add_option("--manual", stub.manual, "operations this acquirer cannot do by API (repeatable)")
+      ->check(CLI::IsMember({"cancel", "refund"}));
   st->add_option("--webhook-url", stub.webhook_url, "where to POST signed outcome webhooks");
   st->add_option("--webhook-secret", stub.webhook_secret, "whsec_ secret that signs them");
   st->add_option("--api-key", stub.api_keys, "require Authorization: Bearer KEY on acquirer calls (repeatable)");

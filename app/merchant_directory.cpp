@@ -45,7 +45,18 @@ std::string MerchantDirectory::route_in(const MerchantFile& file, const std::str
   return it != file.settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
 }
 
-std::string MerchantDirectory::route_for(const std::string& merchant) { return route_in(*current(), merchant); }
+std::string MerchantDirectory::route_for(const std::string& merchant, bool test_suite) {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  bool suite_only = it != file->settings.end() && it->second.test_suite == TestSuitePolicy::kOnly;
+  return test_suite || suite_only ? std::string(kStubRoute) : route_in(*file, merchant);
+}
+
+MerchantSettings MerchantDirectory::settings_of(const std::string& merchant) const {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  return it != file->settings.end() ? it->second : MerchantSettings{};
+}
 
 acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {
   const std::string& route = stored_route.empty() ? defaults_.route : stored_route;  // stored before routes
@@ -61,7 +72,7 @@ acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route,
   }
   auto& slot = http_[{route, key}];
   if (!slot) {
-    slot = acquirer::make_http_acquirer(route, defaults_.timeout, key);
+    slot = acquirer::make_http_acquirer(route, defaults_.timeout, key, defaults_.secure_proxy);
     if (!slot) {
       spdlog::error("acquirer route {} is not valid; calls to it fail", route);
       return *unreachable_;

@@ -19,6 +19,7 @@ struct AcquirerDefaults {
   std::string route = "stub";  ///< --acquirer: for merchants that name none
   std::chrono::milliseconds timeout{10'000};
   acquirer::StubOptions stub;
+  acquirer::SecureProxyOptions secure_proxy;
 };
 
 class MerchantDirectory final : public actors::AcquirerRoutes {
@@ -30,7 +31,9 @@ public:
   void replace(MerchantFile file);
   std::shared_ptr<const MerchantFile> current() const;
 
-  std::string route_for(const std::string& merchant) override;
+  std::string route_for(const std::string& merchant, bool test_suite) override;
+  /// The merchant's settings in force (defaults for a name not in the file).
+  MerchantSettings settings_of(const std::string& merchant) const;
   acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.

@@ -86,7 +86,53 @@ Result<std::string> secret(const JsonValue& m, const std::string& name, const st
 
 const std::set<std::string, std::less<>> kMerchantFields = {
     "name", "appKey", "appToken", "appTokenSha256", "acquirer", "acquirerApiKey", "acquirerApiKeyFile",
-    "acquirerApiKeyEnv", "callbackAppKey", "callbackAppToken", "callbackAppTokenFile", "callbackAppTokenEnv"};
+    "acquirerApiKeyEnv", "callbackAppKey", "callbackAppToken", "callbackAppTokenFile", "callbackAppTokenEnv",
+    "testSuite", "requireSecureProxy", "manualOperations"};
+
+Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string& where) {
+  const JsonValue* v = m.find("testSuite");
+  if (v == nullptr) {
+    return TestSuitePolicy::kRoute;
+  }
+  static constexpr std::pair<std::string_view, TestSuitePolicy> kPolicies[] = {
+      {"route", TestSuitePolicy::kRoute}, {"refuse", TestSuitePolicy::kRefuse}, {"only", TestSuitePolicy::kOnly}};
+  for (const auto& [name, policy] : kPolicies) {
+    if (v->type() == JsonValue::Type::kString && v->text() == name) {
+      return policy;
+    }
+  }
+  return tl::unexpected(invalid(where, "testSuite must be \"route\", \"refuse\" or \"only\""));
+}
+
+// "manualOperations": ["cancel", "refund"]: what this merchant's acquirer cannot do by API.
+Status read_manual_operations(const JsonValue& m, const std::string& where, MerchantSettings& settings) {
+  const JsonValue* v = m.find("manualOperations");
+  if (v == nullptr) {
+    return {};
+  }
+  if (v->type() != JsonValue::Type::kArray) {
+    return tl::unexpected(invalid(where, "manualOperations must be an array of \"cancel\" and \"refund\""));
+  }
+  for (const JsonValue& item : v->items()) {
+    bool known = item.type() == JsonValue::Type::kString && (item.text() == "cancel" || item.text() == "refund");
+    if (!known) {
+      return tl::unexpected(invalid(where, "manualOperations may name only \"cancel\" and \"refund\""));
+    }
+    (item.text() == "cancel" ? settings.manual_cancel : settings.manual_refund) = true;
+  }
+  return {};
+}
+
+Result<bool> optional_bool(const JsonValue& m, std::string_view name, const std::string& where) {
+  const JsonValue* v = m.find(name);
+  if (v == nullptr) {
+    return false;
+  }
+  if (v->type() != JsonValue::Type::kBool) {
+    return tl::unexpected(invalid(where, std::string(name) + " must be true or false"));
+  }
+  return v->boolean();
+}
 
 Status read_merchant(const JsonValue& m, size_t index, http::Credentials& credentials, MerchantFile& out) {
   std::string where = "merchants[" + std::to_string(index) + "]";
@@ -98,13 +144,25 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
       return tl::unexpected(invalid(where, "unknown field \"" + field + "\""));
     }
   }
-  auto key = optional_string(m, "appKey", where);
-  if (!key || key->empty()) {
+  auto policy = test_suite_policy(m, where);
+  if (!policy) {
+    return tl::unexpected(policy.error());
+  }
+  // The homologation suite's own entry may have an empty pair (the suite's mode without
+  // credentials); it then needs a name, and only requests from the suite can use it.
+  const bool suite_only = *policy == TestSuitePolicy::kOnly;
+  const JsonValue* key_value = m.find("appKey");
+  bool empty_pair_allowed = suite_only && key_value != nullptr && key_value->type() == JsonValue::Type::kString;
+  auto key = empty_pair_allowed ? Result<std::string>(key_value->text()) : optional_string(m, "appKey", where);
+  if (!key || (key->empty() && !empty_pair_allowed)) {
     return tl::unexpected(key ? invalid(where, "appKey is required") : key.error());
   }
   auto name = optional_string(m, "name", where);
   if (!name) {
     return tl::unexpected(name.error());
+  }
+  if (name->empty() && key->empty()) {
+    return tl::unexpected(invalid(where, "an entry with an empty appKey needs a name"));
   }
   std::string merchant = name->empty() ? *key : *name;
   where += " (" + merchant + ")";
@@ -113,15 +171,29 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
   if ((token == nullptr) == (hashed == nullptr)) {
     return tl::unexpected(invalid(where, "needs exactly one of appToken and appTokenSha256"));
   }
-  auto tokens = strings(token ? *token : *hashed, token ? "appToken" : "appTokenSha256", where);
-  if (!tokens) {
-    return tl::unexpected(tokens.error());
+  std::vector<std::string> tokens;
+  if (empty_pair_allowed && token != nullptr && token->type() == JsonValue::Type::kString) {
+    tokens.push_back(token->text());
+  } else if (auto listed = strings(token ? *token : *hashed, token ? "appToken" : "appTokenSha256", where)) {
+    tokens = std::move(*listed);
+  } else {
+    return tl::unexpected(listed.error());
   }
-  auto added = token ? credentials.add(merchant, *key, *tokens) : credentials.add_hashed(merchant, *key, *tokens);
+  auto added = token ? credentials.add(merchant, *key, tokens, suite_only)
+                     : credentials.add_hashed(merchant, *key, tokens, suite_only);
   if (!added) {
     return tl::unexpected(invalid(where, added.error().message));
   }
   MerchantSettings settings;
+  settings.test_suite = *policy;
+  auto require_proxy = optional_bool(m, "requireSecureProxy", where);
+  if (!require_proxy) {
+    return tl::unexpected(require_proxy.error());
+  }
+  settings.require_secure_proxy = *require_proxy;
+  if (auto s = read_manual_operations(m, where, settings); !s) {
+    return s;
+  }
   auto acquirer = optional_string(m, "acquirer", where);
   auto api_key = secret(m, "acquirerApiKey", where);
   auto cb_key = optional_string(m, "callbackAppKey", where);

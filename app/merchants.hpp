@@ -1,6 +1,7 @@
 #pragma once
 // The merchants file (--credentials): who may call the PPP routes, and each merchant's own
 // settings. See docs/configuration.md for the format.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,12 +11,21 @@
 
 namespace idempay::app {
 
+/// What a merchant's requests from the gateway's homologation suite (X-VTEX-API-Is-TestSuite)
+/// get: the in-process stub, a refusal, or — for an entry made for the suite — the stub, with
+/// credentials that nothing else may use.
+enum class TestSuitePolicy : uint8_t { kRoute, kRefuse, kOnly };
+
 /// One merchant's settings beyond its credentials; empty fields mean "the connector's own".
 struct MerchantSettings {
   std::string acquirer;          ///< "stub" or an acquirer's base URL; empty: --acquirer
   std::string acquirer_api_key;  ///< sent to that acquirer as `Authorization: Bearer ...`
   std::string callback_app_key;  ///< VTEX credentials for this merchant's callbacks
   std::string callback_app_token;
+  TestSuitePolicy test_suite = TestSuitePolicy::kRoute;
+  bool require_secure_proxy = false;  ///< a raw card number is refused: tokens only
+  bool manual_cancel = false;         ///< cancellations answer 501 cancel-manually
+  bool manual_refund = false;         ///< refunds answer 501 refund-manually
 };
 
 struct MerchantFile {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <boost/beast/core/string.hpp>
+
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_read.hpp"
@@ -80,6 +82,8 @@ unsigned http_status(actors::Outcome outcome) {
       return 503;
     case actors::Outcome::kFailed:
       return 500;
+    case actors::Outcome::kManual:
+      return 501;
   }
   return 500;
 }
@@ -88,6 +92,10 @@ actors::ReplyFn to_responder(const http::Responder& respond) {
   return [respond](actors::Reply reply) {
     respond(http::Response(http_status(reply.outcome), std::move(reply.body)));
   };
+}
+
+bool is_from_test_suite(const http::Request& request) {
+  return boost::beast::iequals(request.header(kTestSuiteHeader), "true");
 }
 
 }  // namespace
@@ -167,10 +175,24 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   respond(problem(404, "Not Found", "no such route"));
 }
 
+MerchantSettings PppHandler::settings_of(const std::string& merchant) const {
+  return options_.merchants != nullptr ? options_.merchants->settings_of(merchant) : MerchantSettings{};
+}
+
 void PppHandler::create_payment(http::Request& request, const http::Responder& respond) {
   auto parsed = ppp::parse_create_payment(request.body);
   if (!parsed) {
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
+  }
+  MerchantSettings merchant = settings_of(request.principal);
+  parsed->test_suite = is_from_test_suite(request);
+  if (parsed->test_suite && merchant.test_suite == TestSuitePolicy::kRefuse) {
+    return respond(ppp_error(400, "test-suite-refused",
+                             "this merchant does not accept requests from the homologation suite"));
+  }
+  if (merchant.require_secure_proxy && !parsed->card.number.empty()) {
+    return respond(ppp_error(400, "secure-proxy-required",
+                             "card data must come tokenized through the Secure Proxy"));
   }
   // URLs idempay will call later are checked now, so that nothing unsafe is ever stored.
   if (auto url = http::check_destination(parsed->callback_url, options_.callback_urls); !url) {
@@ -194,6 +216,14 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
   if (!parsed) {
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
   }
+  MerchantSettings merchant = settings_of(request.principal);
+  if (is_from_test_suite(request) && merchant.test_suite == TestSuitePolicy::kRefuse) {
+    ppp::OperationResponse refused{kind, parsed->payment_id, parsed->request_id, "", 0, "test-suite-refused",
+                                   "this merchant does not accept requests from the homologation suite"};
+    return respond(http::Response(500, ppp::write_operation_response(refused)));
+  }
+  parsed->manual = (kind == ppp::OperationKind::kCancel && merchant.manual_cancel) ||
+                   (kind == ppp::OperationKind::kRefund && merchant.manual_refund);
   service_.operate(std::move(*parsed), std::move(request.principal), to_responder(respond));
 }
 

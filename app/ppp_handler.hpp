@@ -6,6 +6,7 @@
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/server.hpp"
 #include "idempay/http/url.hpp"
+#include "merchant_directory.hpp"
 
 namespace idempay::app {
 
@@ -22,7 +23,13 @@ struct PppHandlerOptions {
   /// What a Create Payment's callbackUrl and secureProxyUrl must satisfy to be accepted.
   http::DestinationRules callback_urls;
   http::DestinationRules secure_proxy_urls;
+  /// Each merchant's policies (homologation suite, Secure Proxy, manual operations); null:
+  /// the defaults for everyone.
+  const MerchantDirectory* merchants = nullptr;
 };
+
+/// The header the gateway's homologation suite marks its requests with.
+inline constexpr std::string_view kTestSuiteHeader = "x-vtex-api-is-testsuite";
 
 class PppHandler final : public http::Handler {
 public:
@@ -37,6 +44,7 @@ private:
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);
+  MerchantSettings settings_of(const std::string& merchant) const;
 
   actors::PaymentService& service_;
   PppHandlerOptions options_;

@@ -206,6 +206,8 @@ AcquirerDefaults acquirer_defaults(const ServeConfig& config) {
   d.timeout = std::chrono::milliseconds(config.acquirer_timeout_ms);
   d.stub.latency = std::chrono::milliseconds(config.stub_latency_ms);
   d.stub.pending_delay = std::chrono::milliseconds(config.stub_pending_delay_ms);
+  d.secure_proxy.allow_private = config.callback_allow_private;
+  d.secure_proxy.extra_ca_file = config.callback_ca_file;
   return d;
 }
 
@@ -360,6 +362,7 @@ int run_serve(const ServeConfig& given) {
   handler_options.stub = stub;
   handler_options.callback_urls = callback_rules;
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
+  handler_options.merchants = directory.get();
   PppHandler handler(*service, std::move(handler_options));
   set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*"};
@@ -367,6 +370,7 @@ int run_serve(const ServeConfig& given) {
   for (const auto& [key, token] : ppp::kCredentialHeaders) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});
   }
+  server_options.test_suite_header = std::string(kTestSuiteHeader);
   server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
     return http::Response(status, ppp::write_error(code, message));
   };

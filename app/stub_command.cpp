@@ -15,6 +15,10 @@ int run_acquirer_stub(const StubConfig& config) {
   acquirer::StubOptions stub_options;
   stub_options.latency = std::chrono::milliseconds(config.latency_ms);
   stub_options.pending_delay = std::chrono::milliseconds(config.pending_delay_ms);
+  stub_options.refund_delay = std::chrono::milliseconds(config.refund_delay_ms);
+  for (const auto& kind : config.manual) {
+    (kind == "cancel" ? stub_options.manual_cancel : stub_options.manual_refund) = true;
+  }
   acquirer::StubAcquirer stub(stub_options);
   if (!config.webhook_url.empty()) {
     auto key = webhooks::decode_secret(config.webhook_secret);

@@ -58,6 +58,7 @@ struct AuthEntry {
 struct OperationEntry {
   int calls = 0;
   OperationOutcome outcome;
+  Clock::time_point completes_at;  // while outcome.pending
 };
 
 // Runs callbacks after a delay on one thread; the stub's latency knob.
@@ -285,6 +286,12 @@ struct StubAcquirer::Impl {
       return refuse("unknown-authorization", "no authorization under that key");
     }
     resolve(*auth);
+    if ((call.kind == ppp::OperationKind::kCancel && options.manual_cancel) ||
+        (call.kind == ppp::OperationKind::kRefund && options.manual_refund)) {
+      out = refuse("manual", "this acquirer does not do that by API");
+      out.manual = true;
+      return out;
+    }
     switch (call.kind) {
       case ppp::OperationKind::kCancel:
         if (auth->captured > 0 || auth->result.status == AuthorizationStatus::kDenied) {
@@ -390,9 +397,19 @@ void StubAcquirer::operate(OperationCall call, Callback<OperationOutcome> done) 
       auto auth = impl_->authorizations.find(call.payment_key);
       OperationEntry entry;
       entry.outcome = impl_->execute(call, auth == impl_->authorizations.end() ? nullptr : &auth->second);
+      if (call.kind == ppp::OperationKind::kRefund && entry.outcome.succeeded && impl_->options.refund_delay.count() > 0) {
+        // Accepted, and held at the card network for a while: the amount is reserved now.
+        entry.outcome.succeeded = false;
+        entry.outcome.pending = true;
+        entry.completes_at = Clock::now() + impl_->options.refund_delay;
+      }
       it = entries.emplace(call.key, std::move(entry)).first;
     }
     ++it->second.calls;
+    if (it->second.outcome.pending && Clock::now() >= it->second.completes_at) {
+      it->second.outcome.pending = false;
+      it->second.outcome.succeeded = true;
+    }
     outcome = it->second.outcome;
   }
   impl_->answer(done, std::move(outcome));
@@ -430,6 +447,7 @@ std::string StubAcquirer::ledger_json() const {
     for (auto& [key, e] : impl_->operations[kind]) {
       w.key(key).begin_object();
       w.key("calls").number(e.calls).key("succeeded").boolean(e.outcome.succeeded);
+      w.key("pending").boolean(e.outcome.pending).key("manual").boolean(e.outcome.manual);
       w.key("id").string(e.outcome.id).key("amount").raw_number(format_amount(e.outcome.amount));
       w.end_object();
     }

@@ -115,7 +115,8 @@ std::string encode(const Authorization& a) {
 std::string encode(const OperationOutcome& o) {
   JsonWriter w;
   w.begin_object();
-  w.key("succeeded").boolean(o.succeeded).key("id").string(o.id);
+  w.key("succeeded").boolean(o.succeeded).key("pending").boolean(o.pending).key("manual").boolean(o.manual);
+  w.key("id").string(o.id);
   w.key("amount").raw_number(format_amount(o.amount));
   w.key("code").string(o.code).key("message").string(o.message);
   w.end_object();
@@ -220,6 +221,11 @@ Result<OperationOutcome> decode_operation_outcome(std::string_view json) {
   }
   OperationOutcome o;
   o.succeeded = doc->bool_or("succeeded");
+  o.pending = doc->bool_or("pending");
+  o.manual = doc->bool_or("manual");
+  if (o.succeeded + o.pending + o.manual > 1) {
+    return make_error(ErrorCode::kInvalidArgument, "an operation outcome is one of succeeded, pending and manual");
+  }
   o.id = doc->string_or("id");
   o.amount = cents_of(*doc, "amount").value_or(0);
   o.code = doc->string_or("code");

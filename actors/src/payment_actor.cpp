@@ -270,6 +270,7 @@ void PaymentActor::call_authorize() {
   call.merchant_name = request.merchant_name;
   call.terminal_serial = record().terminal_serial;
   call.card = std::move(inflight_create_->card);  // card data lives only in this call
+  call.secure_proxy_url = request.secure_proxy_url;
   spdlog::debug("payment {}: authorize (record etag {})", id(), payment_.etag);
   payment_acquirer().authorize(
       std::move(call), in_actor<Result<acquirer::Authorization>>([me = shared_from_this()](

@@ -68,7 +68,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
   if (busy_) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
   }
-  std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant);
+  std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant, cmd.request.test_suite);
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
   if (d.next == Next::kFollow) {
     // Another instance is authorizing it: its outcome is this request's answer too.

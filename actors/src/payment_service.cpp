@@ -22,7 +22,7 @@ constexpr std::string_view kPosLinkKeyName = "pos-link-key";
 class SingleAcquirer final : public AcquirerRoutes {
 public:
   explicit SingleAcquirer(acquirer::Acquirer& a) : acquirer_(a) {}
-  std::string route_for(const std::string&) override { return {}; }
+  std::string route_for(const std::string&, bool) override { return {}; }
   acquirer::Acquirer& acquirer(const std::string&, const std::string&) override { return acquirer_; }
 
 private:

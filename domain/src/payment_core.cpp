@@ -276,7 +276,14 @@ Reply error_reply(const Error& e) {
 }
 
 Outcome outcome_of_stored(unsigned http_status) {
-  return http_status == 200 ? Outcome::kDone : Outcome::kFailed;
+  switch (http_status) {
+    case 200:
+      return Outcome::kDone;
+    case 501:
+      return Outcome::kManual;
+    default:
+      return Outcome::kFailed;
+  }
 }
 
 Reply unknown_payment(const std::string& payment_id) {
@@ -593,6 +600,40 @@ Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int
 // money and a cancelled one was voided already — the Cancel answer; a settled one cannot be
 // voided (the gateway refunds it) — a 500 in the Cancel shape. Stored under the requestId
 // like any operation answer.
+// An operation answered without the acquirer, stored under its requestId as done, so that
+// every repeat gets these bytes again; the payment itself does not change.
+Decision done_without_acquirer(const Payment& p, const OperationArrival& a, const ppp::OperationResponse& response,
+                               unsigned status, int64_t now) {
+  const auto& req = a.request;
+  std::string key = operation_key(p.id, req.request_id);
+  OperationRecord op;
+  op.kind = req.kind;
+  op.phase = OperationPhase::kDone;
+  op.payment_id = p.id;
+  op.fingerprint = a.fingerprint;
+  op.acquirer_key = key;
+  op.http_status = status;
+  op.response = ppp::write_operation_response(response);
+  op.updated_at = now;
+  Decision d = answer(Reply{outcome_of_stored(status), op.response});
+  d.writes.push_back({Space::kOperations, key, encode(op), 0});
+  std::string kind(ppp::to_string(req.kind));
+  std::string state(to_string(p.record->state));
+  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, kind));
+  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, state, state,
+                          kind + " without the acquirer: " + response.message));
+  return d;
+}
+
+// 501, as the protocol has it: the merchant does this one by hand.
+ppp::OperationResponse manual_response(const ppp::OperationRequest& req) {
+  bool cancel = req.kind == ppp::OperationKind::kCancel;
+  return ppp::OperationResponse{req.kind, req.payment_id, req.request_id, "", 0,
+                                cancel ? "cancel-manually" : "refund-manually",
+                                cancel ? "This payment needs to be manually cancelled"
+                                       : "This payment needs to be manually refunded"};
+}
+
 std::optional<Decision> cancel_without_acquirer(const Payment& p, const OperationArrival& a, int64_t now) {
   const PaymentRecord& r = *p.record;
   const auto& req = a.request;
@@ -617,21 +658,7 @@ std::optional<Decision> cancel_without_acquirer(const Payment& p, const Operatio
     default:
       return std::nullopt;
   }
-  OperationRecord op;
-  op.kind = req.kind;
-  op.phase = OperationPhase::kDone;
-  op.payment_id = p.id;
-  op.fingerprint = a.fingerprint;
-  op.acquirer_key = key;
-  op.http_status = status;
-  op.response = ppp::write_operation_response(response);
-  op.updated_at = now;
-  Decision d = answer(Reply{outcome_of_stored(status), op.response});
-  d.writes.push_back({Space::kOperations, key, encode(op), 0});
-  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, "cancel"));
-  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, to_string(r.state),
-                          to_string(r.state), "cancel without the acquirer: " + response.message));
-  return d;
+  return done_without_acquirer(p, a, response, status, now);
 }
 
 Reply cancel_not_known_yet(const std::string& payment_id, const std::string& request_id, std::string message) {
@@ -678,6 +705,9 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
                         refusal_of(req, s.error()));
+  }
+  if (req.manual && req.kind != ppp::OperationKind::kSettle) {
+    return done_without_acquirer(p, a, manual_response(req), 501, now);
   }
   OperationRecord op;
   op.kind = req.kind;
@@ -746,14 +776,41 @@ Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
   return d;
 }
 
+namespace {
+
+// The acquirer accepted the operation but has not completed it (a refund in flight at the
+// card network): "not yet" in the operation's shape (500, which the gateway retries for a
+// day), nothing recorded as done, the recovery key kept; each retry asks again under the same
+// acquirer key. The payment's lease, if any, ends: nothing is in flight here any more.
+Decision operation_pending(const Payment& p, const PendingOperation& pending, const acquirer::OperationOutcome& o) {
+  const auto& req = pending.request;
+  std::string code = req.kind == ppp::OperationKind::kRefund ? "refund-pending" : "operation-pending";
+  Decision d = answer(operation_refusal(
+      req, code, "the acquirer has accepted the " + std::string(ppp::to_string(req.kind))
+                     + " and not completed it yet; retry the same request" + (o.message.empty() ? "" : ": " + o.message)));
+  d.audit.push_back(entry("operation_pending", req.request_id, pending.record.fingerprint, {}, {},
+                          std::string(ppp::to_string(req.kind)) + " accepted by the acquirer, not completed"));
+  if (p.record && !p.record->lease_owner.empty()) {
+    PaymentRecord released = *p.record;
+    release_lease(released);
+    write_payment(d, p, std::move(released));
+  }
+  return d;
+}
+
+}  // namespace
+
 Decision operation_done(const Payment& p, const PendingOperation& pending,
                         const Result<acquirer::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
-    return answer(error_reply(Outcome::kFailed, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
+    return answer(operation_refusal(req, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
   }
   const auto& outcome = *result;
+  if (outcome.pending) {
+    return operation_pending(p, pending, outcome);
+  }
   ppp::OperationResponse response{req.kind,
                                   p.id,
                                   req.request_id,
@@ -761,9 +818,12 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
                                   outcome.succeeded ? outcome.amount : 0,
                                   outcome.succeeded ? "" : outcome.code,
                                   outcome.message};
+  if (outcome.manual) {
+    response = manual_response(req);
+  }
   OperationRecord op = pending.record;
   op.phase = OperationPhase::kDone;
-  op.http_status = outcome.succeeded ? 200 : 500;
+  op.http_status = outcome.succeeded ? 200 : outcome.manual ? 501 : 500;
   op.response = ppp::write_operation_response(response);
   op.updated_at = now;
   // An operation is started only for a payment that exists: validate() and the stored
@@ -793,7 +853,9 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
                           to_string(updated ? updated->state : r.state),
                           std::string(ppp::to_string(req.kind)) + " "
                               + format_amount(outcome.succeeded ? outcome.amount : 0)
-                              + (outcome.succeeded ? "" : " refused: " + outcome.code)));
+                              + (outcome.succeeded ? ""
+                                 : outcome.manual  ? " to be done by hand"
+                                                   : " refused: " + outcome.code)));
   d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::nullopt, std::nullopt, true});
   if (updated) {
     write_payment(d, p, std::move(*updated));

@@ -259,6 +259,14 @@ Status check_create(const CreatePaymentRequest& r, uint32_t seen) {
   if (r.callback_url.rfind("http://", 0) != 0 && r.callback_url.rfind("https://", 0) != 0) {
     return tl::unexpected(field_error("callbackUrl", "must be an http(s) URL"));
   }
+  // Only the Secure Proxy can put card data where a token stands.
+  bool tokenized = !r.card.number_token.empty() || !r.card.holder_token.empty() || !r.card.csc_token.empty();
+  if (tokenized && r.secure_proxy_url.empty()) {
+    return tl::unexpected(field_error("card", "tokens need a secureProxyUrl to be resolved"));
+  }
+  if (tokenized && !r.card.number.empty()) {
+    return tl::unexpected(field_error("card", "carries both a number and a numberToken"));
+  }
   return {};
 }
 

@@ -465,6 +465,71 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   ASSERT_NE(write_to(no, Space::kOperations), nullptr);
 }
 
+// A refund the acquirer accepted but has not completed: "not yet" (500, the refund's shape),
+// nothing recorded as done, the recovery key kept; the retry asks again under the same key
+// and, once the acquirer says it is done, records and answers the 200.
+TEST(PaymentCoreTest, APendingRefundAnswersNotYetUntilItIsDone) {
+  Payment p = payment_in(PaymentState::kSettled);
+  auto req = operation(ppp::OperationKind::kRefund, 100);
+  Decision first = start(p, req);
+  ASSERT_EQ(first.next, Next::kOperate);
+  PendingOperation pending = *first.operation;
+  pending.etag = 1;
+  acquirer::OperationOutcome accepted{false, "refund-1", 100, "", "held by the network"};
+  accepted.pending = true;
+  Decision not_yet = operation_done(p, pending, accepted, config(), kNow);
+  EXPECT_EQ(not_yet.answer->outcome, Outcome::kFailed);
+  auto body = JsonValue::parse(not_yet.answer->body);
+  ASSERT_TRUE(body);
+  EXPECT_EQ(body->string_or("code"), "refund-pending");
+  EXPECT_TRUE(body->find("refundId")->is_null());
+  EXPECT_EQ(write_to(not_yet, Space::kOperations), nullptr);  // still in flight: resumed by the retry
+  EXPECT_EQ(write_to(not_yet, Space::kRecovery), nullptr);    // and by recovery
+  EXPECT_EQ(write_to(not_yet, Space::kPayments), nullptr);    // no refund counted yet
+
+  StoredOperation stored{pending.key, pending.record, 1};
+  Decision retry = start(p, req, std::optional<StoredOperation>(stored));
+  EXPECT_EQ(retry.next, Next::kOperate);
+  EXPECT_EQ(retry.operation->record.acquirer_key, pending.record.acquirer_key);  // the same key
+  acquirer::OperationOutcome completed{true, "refund-1", 100, "", "ok"};
+  Decision done = operation_done(p, *retry.operation, completed, config(), kNow);
+  EXPECT_EQ(done.answer->outcome, Outcome::kDone);
+  EXPECT_EQ(done.record->amounts.refunded, 100);
+}
+
+// Manual operations answer 501 in the operation's shape and are stored like any answer; the
+// payment does not change. Configured as manual: no acquirer call at all, and only once the
+// state machine has accepted the operation (a refusal stays a refusal).
+TEST(PaymentCoreTest, ManualOperationsAnswer501AndChangeNothing) {
+  Payment p = payment_in(PaymentState::kApproved);
+  auto cancel = operation(ppp::OperationKind::kCancel, 0);
+  Decision first = start(p, cancel);
+  acquirer::OperationOutcome cannot{false, "", 0, "manual", "no voids by API"};
+  cannot.manual = true;
+  Decision manual = operation_done(p, *first.operation, cannot, config(), kNow);
+  EXPECT_EQ(manual.answer->outcome, Outcome::kManual);
+  EXPECT_EQ(JsonValue::parse(manual.answer->body)->string_or("code"), "cancel-manually");
+  EXPECT_EQ(write_to(manual, Space::kPayments), nullptr);
+  auto stored = decode_operation(*write_to(manual, Space::kOperations)->value);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->http_status, 501u);
+  EXPECT_EQ(outcome_of_stored(501), Outcome::kManual);
+
+  Payment settled = payment_in(PaymentState::kSettled);
+  auto refund = operation(ppp::OperationKind::kRefund, 100);
+  refund.manual = true;
+  Decision configured = start(settled, refund);
+  EXPECT_EQ(configured.next, Next::kEnd);
+  EXPECT_EQ(configured.answer->outcome, Outcome::kManual);
+  EXPECT_EQ(JsonValue::parse(configured.answer->body)->string_or("code"), "refund-manually");
+  EXPECT_EQ(write_to(configured, Space::kPayments), nullptr);
+  ASSERT_NE(write_to(configured, Space::kOperations), nullptr);
+
+  auto too_much = operation(ppp::OperationKind::kRefund, 100'000);
+  too_much.manual = true;
+  EXPECT_EQ(start(settled, too_much).answer->outcome, Outcome::kFailed);  // refused first
+}
+
 // Random sequences of settlements and refunds, each carried through the core as the actor
 // would: the totals never break settled <= authorized and refunded <= settled, a refused
 // operation changes nothing, and the totals are the sum of what was accepted.

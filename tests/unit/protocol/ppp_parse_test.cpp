@@ -147,6 +147,27 @@ TEST(PppParseTest, FieldNameVariantsAndLenientNumbers) {
   EXPECT_EQ(parse(comma)->value, 2990);
 }
 
+TEST(PppParseTest, CardTokensComeOnlyWithASecureProxy) {
+  const std::string tokens =
+      R"("card":{"holderToken":"#vtex#token#1#holder#","numberToken":"#vtex#token#2#number#",)"
+      R"("cscToken":"#vtex#token#3#csc#","bin":"444433","numberLength":16,"expiration":{"month":"12","year":"2030"}})";
+  std::string body = kMinimal;
+  body = body.substr(0, body.find("\"card\"")) + tokens;
+  auto proxied = parse(body.substr(0, body.size()) + R"(,"secureProxyUrl":"https://proxy.example/p"})");
+  ASSERT_TRUE(proxied) << proxied.error().message;
+  EXPECT_EQ(proxied->card.number_token, "#vtex#token#2#number#");
+  EXPECT_TRUE(proxied->card.number.empty());
+  EXPECT_EQ(proxied->card_summary.bin, "444433");
+  EXPECT_EQ(proxied->card_summary.number_length, 16);
+  auto unresolvable = parse(body + "}");
+  ASSERT_FALSE(unresolvable);
+  EXPECT_NE(unresolvable.error().message.find("secureProxyUrl"), std::string::npos);
+  std::string both = kMinimal;
+  both.replace(both.find("\"number\""), 0, R"("numberToken":"#vtex#token#2#number#",)");
+  both.pop_back();
+  EXPECT_FALSE(parse(both + R"(,"secureProxyUrl":"https://proxy.example/p"})"));
+}
+
 TEST(PppParseTest, OperationValidation) {
   std::string mismatched = R"({"paymentId":"OTHER","requestId":"R1","value":1})";
   EXPECT_FALSE(parse_operation(OperationKind::kSettle, "P1", mismatched));

@@ -41,6 +41,9 @@ struct AuthorizeCall {
   std::string merchant_name;
   std::string terminal_serial;  ///< POS: the terminal that takes the card
   CardSecret card;
+  /// The gateway's Secure Proxy for this call (already checked against the allowlist): with
+  /// card tokens, the call goes through it and the tokens stand where card data goes.
+  std::string secure_proxy_url;
 };
 
 struct Authorization {
@@ -77,12 +80,17 @@ struct OperationCall {
   Cents amount = 0;
 };
 
+/// The acquirer's answer to an operation: done (`succeeded`), refused, accepted but not yet
+/// completed (`pending`: ask again under the same key), or not possible by API (`manual`: the
+/// merchant must do it by hand).
 struct OperationOutcome {
   bool succeeded = false;
   std::string id;
   Cents amount = 0;
   std::string code;
   std::string message;
+  bool pending = false;
+  bool manual = false;
 };
 
 template <class T>
@@ -105,6 +113,12 @@ struct StubOptions {
   std::chrono::milliseconds latency{0};
   /// How long a pending authorization (cards 4222222222222224/5) stays pending. Default: 2 s
   std::chrono::milliseconds pending_delay{2000};
+  /// How long a refund stays pending after it is accepted; 0: refunds complete at once.
+  /// Default: 0
+  std::chrono::milliseconds refund_delay{0};
+  /// Operations this acquirer cannot do by API: answered `manual`, nothing moved. Default: none
+  bool manual_cancel = false;
+  bool manual_refund = false;
 };
 
 /// Where the stub reports outcomes: signed Standard Webhooks POSTed to `url`, retried with
@@ -147,10 +161,25 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// How authorizations with card tokens reach the acquirer through the gateway's Secure Proxy.
+struct SecureProxyOptions {
+  /// The proxy may be on loopback or a private network, over plain http (tests only; the
+  /// proxy URL's host was checked against --secure-proxy-allowed-hosts). Default: false
+  bool allow_private = false;
+  /// Extra PEM CA trusted for the proxy's TLS, besides the system store. Default: none
+  std::string extra_ca_file;
+};
+
 /// An acquirer reached over HTTP with the stub's JSON protocol (see docs/acquirer-protocol.md).
-/// A non-empty `api_key` is sent as `Authorization: Bearer KEY` with every call. Null for a
+/// A non-empty `api_key` is sent as `Authorization: Bearer KEY` with every call. An
+/// authorization that carries a Secure Proxy URL and card tokens is POSTed to the proxy with
+/// `X-PROVIDER-Forward-To` naming the acquirer's URL and the acquirer's headers prefixed
+/// `X-PROVIDER-Forward-`; every other call goes to the acquirer directly. Null for a
 /// malformed URL or key.
 std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
-                                             const std::string& api_key = {});
+                                             const std::string& api_key = {}, SecureProxyOptions proxy = {});
+
+/// True if the authorization goes through the Secure Proxy: a proxy URL and a card token.
+bool through_secure_proxy(const AuthorizeCall& call);
 
 }  // namespace idempay::acquirer

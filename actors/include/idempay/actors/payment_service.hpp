@@ -43,9 +43,11 @@ public:
 class AcquirerRoutes {
 public:
   virtual ~AcquirerRoutes() = default;
-  /// The route a new payment of `merchant` takes. It is stored with the payment, which keeps
-  /// its acquirer when the configuration changes later. Empty: the default acquirer.
-  virtual std::string route_for(const std::string& merchant) = 0;
+  /// The route a new payment of `merchant` takes; `test_suite` for one created by the
+  /// gateway's homologation suite, which must never reach an acquirer that moves money. It is
+  /// stored with the payment, which keeps its acquirer (operations and status calls included)
+  /// when the configuration changes later. Empty: the default acquirer.
+  virtual std::string route_for(const std::string& merchant, bool test_suite) = 0;
   /// The acquirer a stored route names, called with `merchant`'s credentials there.
   virtual acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) = 0;
 };

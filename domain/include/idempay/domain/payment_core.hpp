@@ -39,6 +39,7 @@ enum class Outcome : uint8_t {
   kConflict,  ///< collides with what is recorded: another terminal, another body for an event
   kRetry,     ///< nothing was done; the same request later will be (storage, shutdown)
   kFailed,    ///< the acquirer failed or refused it
+  kManual,    ///< an operation that must be done by hand (PPP: 501 cancel-manually / refund-manually)
 };
 
 /// An answer: its outcome and body bytes (PPP JSON).
@@ -242,8 +243,10 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
                                                  const std::optional<StoredOperation>& stored);
 
 /// The acquirer's answer to an operation: recorded as done with its answer, and applied to
-/// the payment's state and totals if it succeeded. A failed call records nothing (the retry
-/// resumes the same requestId).
+/// the payment's state and totals if it succeeded; an operation the acquirer cannot do by API
+/// is recorded as done by hand (501). A failed call records nothing, and neither does one the
+/// acquirer accepted but has not completed (a pending refund: a 500 "not yet"): the retry
+/// resumes the same requestId, under the same acquirer key, until the acquirer says it is done.
 Decision operation_done(const Payment& p, const PendingOperation& op,
                         const Result<acquirer::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
 

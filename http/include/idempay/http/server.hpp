@@ -105,6 +105,10 @@ struct ServerOptions {
   /// The header pairs credentials may come in, tried in order (the first whose key header is
   /// present is used). Default: none
   std::vector<CredentialHeaders> credential_headers;
+  /// A header whose value "true" (any case) marks a request from the gateway's homologation
+  /// suite: only such requests may use the credentials limited to it, and without any key
+  /// header they are tried with an empty key and token. Default: none
+  std::string test_suite_header;
   /// Default: {"code":...,"message":...}
   ErrorWriter errors;
 };

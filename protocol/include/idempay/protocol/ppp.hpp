@@ -30,6 +30,9 @@ struct CreatePaymentRequest {
   int64_t installments = 1;
   bool verification_only = false;
   bool sandbox = false;
+  /// Sent by the gateway's homologation suite (X-VTEX-API-Is-TestSuite: true, a header, not
+  /// part of the body): the payment goes to the deterministic stub, never to real money.
+  bool test_suite = false;
   CardSecret card;
   CardSummary card_summary;
 };
@@ -47,6 +50,10 @@ struct OperationRequest {
   std::string tid;
   std::string settle_id;
   Cents value = 0;  ///< settle/refund amount; 0 for cancellations (always total)
+  /// The merchant's configuration says this kind of operation is done by hand: it is
+  /// answered 501 (cancel-manually / refund-manually) without calling the acquirer. Not part
+  /// of the body.
+  bool manual = false;
 };
 
 /// Largest request body the connector accepts (the gateway's bodies are a few KiB).
