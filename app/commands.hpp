@@ -26,6 +26,7 @@ struct ServeConfig {
   /// Hosts callbacks (and the credentials they carry) may go to; see docs/security.md.
   std::string callback_allowed_hosts = kGatewayCallbackHosts;
   std::string secure_proxy_allowed_hosts = kGatewayCallbackHosts;
+  std::string manifest;  ///< the methods offered and their terms; empty: every method, defaults
   int64_t idle_timeout_ms = 5'000;
   int io_threads = 0;  ///< 0: half the cores, at least one
   int workers = 0;     ///< 0: half the cores, at least one
@@ -66,6 +67,7 @@ struct StubConfig {
   int64_t latency_ms = 0;
   int64_t pending_delay_ms = 2'000;
   int64_t refund_delay_ms = 0;               ///< refunds stay pending this long
+  int over_capture_percent = 0;              ///< approvals may be captured this much over (maxValue)
   std::vector<std::string> manual;           ///< "cancel", "refund": answered manual
   std::string webhook_url;
   std::string webhook_secret;

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   s->add_option("--callback-allowed-hosts", serve.callback_allowed_hosts,
                 "comma-separated hosts callbacks may go to ('.domain' = its subdomains)")
       ->envname("IDEMPAY_CALLBACK_ALLOWED_HOSTS")->capture_default_str();
+  s->add_option("--manifest", serve.manifest, "JSON file: the methods offered, their split mode and timers")
+      ->envname("IDEMPAY_MANIFEST");
   s->add_option("--secure-proxy-allowed-hosts", serve.secure_proxy_allowed_hosts,
                 "comma-separated hosts a Create Payment's secureProxyUrl may name")
       ->envname("IDEMPAY_SECURE_PROXY_ALLOWED_HOSTS")->capture_default_str();
@@ -140,6 +142,9 @@ int main(int argc, char** argv) {
   st->add_option("--latency-ms", stub.latency_ms, "added to every answer")->capture_default_str();
   st->add_option("--pending-delay-ms", stub.pending_delay_ms, "how long async cards stay pending")
       ->capture_default_str();
+  st->add_option("--over-capture-percent", stub.over_capture_percent,
+                 "approvals may be captured up to this percent over their amount (maxValue)")
+      ->check(CLI::Range(0, 100))->capture_default_str();
   st->add_option("--refund-delay-ms", stub.refund_delay_ms, "how long a refund stays pending once accepted")
       ->capture_default_str();
   st->add_option("--manual", stub.manual, "operations this acquirer cannot do by API (repeatable)")

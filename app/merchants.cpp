@@ -235,13 +235,9 @@ Status check_acquirer_route(const std::string& route) {
 }
 
 Result<MerchantFile> load_merchant_file(const std::string& path) {
-  auto text = read_text_file(path);
-  if (!text) {
-    return tl::unexpected(text.error());
-  }
-  auto doc = JsonValue::parse(*text);
+  auto doc = read_json_file(path);
   if (!doc) {
-    return tl::unexpected(invalid(path, doc.error().message));
+    return tl::unexpected(doc.error());
   }
   const JsonValue* merchants = doc->find("merchants");
   if (doc->type() != JsonValue::Type::kObject || merchants == nullptr ||

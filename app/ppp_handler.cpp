@@ -32,26 +32,6 @@ http::Response method_not_allowed(std::string_view allow) {
   return r;
 }
 
-std::string build_manifest() {
-  JsonWriter w;
-  w.begin_object().key("paymentMethods").begin_array();
-  for (const auto& method : ppp::kPaymentMethods) {
-    w.begin_object().key("name").string(method.name).key("allowsSplit").string("disabled").end_object();
-  }
-  w.end_array().end_object();
-  return std::move(w).take();
-}
-
-std::string build_payment_methods() {
-  JsonWriter w;
-  w.begin_object().key("paymentMethods").begin_array();
-  for (const auto& method : ppp::kPaymentMethods) {
-    w.string(method.name);
-  }
-  w.end_array().end_object();
-  return std::move(w).take();
-}
-
 // The value of `name` in a query string, as sent (the connector's own tokens need no decoding).
 std::string_view query_parameter(std::string_view query, std::string_view name) {
   while (!query.empty()) {
@@ -101,17 +81,14 @@ bool is_from_test_suite(const http::Request& request) {
 }  // namespace
 
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
-    : service_(service),
-      options_(std::move(options)),
-      manifest_(build_manifest()),
-      payment_methods_(build_payment_methods()) {}
+    : service_(service), options_(std::move(options)) {}
 
 void PppHandler::handle(http::Request request, http::Responder respond) {
   const std::string_view path = request.path;
   const bool is_get = request.method == "GET";
   const bool is_post = request.method == "POST";
   if (path == "/manifest") {
-    return respond(is_get ? http::Response(200, manifest_) : method_not_allowed("GET"));
+    return respond(is_get ? http::Response(200, options_.manifest.manifest_json) : method_not_allowed("GET"));
   }
   if (path == "/health") {
     if (!is_get) {
@@ -120,7 +97,7 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
     return service_.health([respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); });
   }
   if (path == "/payment-methods") {
-    return respond(is_get ? http::Response(200, payment_methods_) : method_not_allowed("GET"));
+    return respond(is_get ? http::Response(200, options_.manifest.payment_methods_json) : method_not_allowed("GET"));
   }
   if (path == "/payments") {
     return is_post ? create_payment(request, respond) : respond(method_not_allowed("POST"));
@@ -203,9 +180,15 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
       return respond(ppp_error(400, "invalid-request", "secureProxyUrl: " + url.error().message));
     }
   }
-  if (!ppp::method_family(parsed->payment_method)) {
+  auto offered = options_.manifest.methods.find(parsed->payment_method);
+  if (offered == options_.manifest.methods.end()) {
     return respond(ppp_error(400, "unsupported-payment-method",
                              "paymentMethod is not one this connector declares in its manifest"));
+  }
+  if (!parsed->recipients.empty() && offered->second.allows_split != ppp::SplitMode::kOnAuthorize) {
+    return respond(ppp_error(400, "split-not-allowed",
+                             "recipients are accepted on Create Payment only for a method split on authorization; " +
+                                 parsed->payment_method + " is " + std::string(to_string(offered->second.allows_split))));
   }
   service_.create_payment(std::move(*parsed), std::move(request.principal), to_responder(respond));
 }
@@ -214,7 +197,10 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
                          const http::Responder& respond) {
   auto parsed = ppp::parse_operation(kind, payment_id, request.body);
   if (!parsed) {
-    return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
+    // The routes document 200, 500 and 501 only: a body that cannot be read is a 500 in the
+    // operation's shape, with nothing done (the requestId is not trusted from such a body).
+    ppp::OperationResponse refused{kind, std::string(payment_id), "", "", 0, "invalid-request", parsed.error().message};
+    return respond(http::Response(500, ppp::write_operation_response(refused)));
   }
   MerchantSettings merchant = settings_of(request.principal);
   if (is_from_test_suite(request) && merchant.test_suite == TestSuitePolicy::kRefuse) {

@@ -6,6 +6,7 @@
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/server.hpp"
 #include "idempay/http/url.hpp"
+#include "manifest.hpp"
 #include "merchant_directory.hpp"
 
 namespace idempay::app {
@@ -26,6 +27,8 @@ struct PppHandlerOptions {
   /// Each merchant's policies (homologation suite, Secure Proxy, manual operations); null:
   /// the defaults for everyone.
   const MerchantDirectory* merchants = nullptr;
+  /// The methods offered and the documents that say so; default: every method, no split.
+  Manifest manifest = default_manifest();
 };
 
 /// The header the gateway's homologation suite marks its requests with.
@@ -48,8 +51,6 @@ private:
 
   actors::PaymentService& service_;
   PppHandlerOptions options_;
-  std::string manifest_;
-  std::string payment_methods_;
 };
 
 }  // namespace idempay::app

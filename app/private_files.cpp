@@ -93,4 +93,16 @@ Result<std::string> read_text_file(const std::string& path) {
   return text.str();
 }
 
+Result<JsonValue> read_json_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) {
+    return tl::unexpected(text.error());
+  }
+  auto doc = JsonValue::parse(*text);
+  if (!doc) {
+    return make_error(ErrorCode::kInvalidArgument, path + ": " + doc.error().message);
+  }
+  return doc;
+}
+
 }  // namespace idempay::app

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "idempay/protocol/error.hpp"
+#include "idempay/protocol/json_read.hpp"
 
 namespace idempay::app {
 
@@ -21,6 +22,9 @@ Result<std::string> read_or_create_secret(const std::string& path, Generate gene
 
 /// The file's content, or kNotFound if it does not exist.
 Result<std::string> read_text_file(const std::string& path);
+
+/// The file's content as JSON; a parse error is kInvalidArgument prefixed with the path.
+Result<JsonValue> read_json_file(const std::string& path);
 
 template <class Generate>
 Result<std::string> read_or_create_secret(const std::string& path, Generate generate) {

@@ -355,14 +355,21 @@ int run_serve(const ServeConfig& given) {
   transport_options.extra_ca_file = config.callback_ca_file;
   auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
 
-  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport,
-                                                          service_options(config, legacy_owner, shared_store(config)));
+  auto manifest = config.manifest.empty() ? Result<Manifest>(default_manifest()) : load_manifest(config.manifest);
+  if (!manifest) {
+    spdlog::error("--manifest: {}", manifest.error().message);
+    return 2;
+  }
+  auto options = service_options(config, legacy_owner, shared_store(config));
+  options.methods = manifest->methods;
+  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport, std::move(options));
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
   handler_options.stub = stub;
   handler_options.callback_urls = callback_rules;
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
   handler_options.merchants = directory.get();
+  handler_options.manifest = std::move(*manifest);
   PppHandler handler(*service, std::move(handler_options));
   set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*"};

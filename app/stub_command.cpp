@@ -16,6 +16,7 @@ int run_acquirer_stub(const StubConfig& config) {
   stub_options.latency = std::chrono::milliseconds(config.latency_ms);
   stub_options.pending_delay = std::chrono::milliseconds(config.pending_delay_ms);
   stub_options.refund_delay = std::chrono::milliseconds(config.refund_delay_ms);
+  stub_options.over_capture_percent = config.over_capture_percent;
   for (const auto& kind : config.manual) {
     (kind == "cancel" ? stub_options.manual_cancel : stub_options.manual_refund) = true;
   }

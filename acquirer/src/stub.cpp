@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -49,15 +50,31 @@ struct AuthEntry {
   AuthorizationStatus final_status = AuthorizationStatus::kApproved;
   Clock::time_point resolves_at;
   Cents amount = 0;
+  Cents max_value = 0;  // what may be captured when more than the amount (over-capture)
   Cents captured = 0;
   Cents refunded = 0;
   bool cancelled = false;
   int64_t reported_revision = 1;  // the first answer goes back in the authorize call itself
+  // What the ledger shows of the order (no personal data).
+  int64_t installments = 1;
+  std::string interest_rate;
+  size_t items = 0;
+  std::vector<ppp::Recipient> recipients;
 };
+
+void write_split(JsonWriter& w, const std::vector<ppp::Recipient>& recipients) {
+  w.begin_array();
+  for (const auto& r : recipients) {
+    w.begin_object().key("id").string(r.id).key("role").string(r.role);
+    w.key("amount").raw_number(format_amount(r.amount)).end_object();
+  }
+  w.end_array();
+}
 
 struct OperationEntry {
   int calls = 0;
   OperationOutcome outcome;
+  std::vector<ppp::Recipient> recipients;
   Clock::time_point completes_at;  // while outcome.pending
 };
 
@@ -141,6 +158,7 @@ struct StubAcquirer::Impl {
       e.result.message = e.final_status == AuthorizationStatus::kApproved ? "approved" : "denied";
       if (e.final_status == AuthorizationStatus::kApproved) {
         e.result.authorization_id = derived_digits("auth", e.result.tid, 6);
+        e.result.max_value = e.max_value;
       }
     }
   }
@@ -233,12 +251,26 @@ struct StubAcquirer::Impl {
   AuthEntry decide(const AuthorizeCall& call) const {
     AuthEntry e;
     e.amount = call.amount;
+    if (options.over_capture_percent > 0) {
+      e.max_value = call.amount + call.amount * options.over_capture_percent / 100;
+    }
+    e.installments = call.installments;
+    e.interest_rate = call.order.installments_interest_rate;
+    e.items = call.order.items.size();
+    e.recipients = call.recipients;
     e.result.tid = "T" + derived_id("tid", call.key, 15);
     e.result.nsu = derived_digits("nsu", call.key, 8);
     e.result.acquirer = "idempay-stub";
     e.result.revision = 1;
     const std::string& n = call.card.number;
     AuthorizationStatus outcome = AuthorizationStatus::kApproved;
+    if (!adds_up(call.recipients, call.amount)) {
+      e.result.status = AuthorizationStatus::kDenied;
+      e.final_status = AuthorizationStatus::kDenied;
+      e.result.code = "split-mismatch";
+      e.result.message = "the recipients' amounts do not add up to the amount";
+      return e;
+    }
     if (ppp::is_asynchronous(call.payment_method)) {
       e.result.status = AuthorizationStatus::kPending;
       e.final_status = AuthorizationStatus::kApproved;
@@ -246,6 +278,18 @@ struct StubAcquirer::Impl {
       e.result.code = "pending";
       e.result.message = "awaiting the shopper";
       e.result.document = document_for(call, e.result.tid);
+      return e;
+    }
+    // 3-D Secure: the shopper authenticates at the issuer's page first; the outcome follows.
+    if (n == "4000000000003220" || n == "4000000000003238") {
+      e.result.status = AuthorizationStatus::kPending;
+      e.final_status = n == "4000000000003220" ? AuthorizationStatus::kApproved : AuthorizationStatus::kDenied;
+      e.resolves_at = Clock::now() + options.pending_delay;
+      e.result.code = "challenge";
+      e.result.message = "the shopper must authenticate (3-D Secure)";
+      e.result.document.payment_url =
+          "https://pay.idempay-stub.invalid/3ds/" + e.result.tid + "?code=" + derived_id("3ds", call.key, 12);
+      e.result.document.expires_in_seconds = 900;
       return e;
     }
     // The homologation cards come first: two of them do not pass the Luhn check.
@@ -272,6 +316,14 @@ struct StubAcquirer::Impl {
     return e;
   }
 
+  static bool adds_up(const std::vector<ppp::Recipient>& recipients, Cents amount) {
+    Cents sum = 0;
+    for (const auto& r : recipients) {
+      sum += r.amount;
+    }
+    return recipients.empty() || sum == amount;
+  }
+
   OperationOutcome execute(const OperationCall& call, AuthEntry* auth) {
     OperationOutcome out;
     out.amount = call.amount;
@@ -284,6 +336,9 @@ struct StubAcquirer::Impl {
     };
     if (auth == nullptr) {
       return refuse("unknown-authorization", "no authorization under that key");
+    }
+    if (!adds_up(call.recipients, call.amount)) {
+      return refuse("split-mismatch", "the recipients' amounts do not add up to the amount");
     }
     resolve(*auth);
     if ((call.kind == ppp::OperationKind::kCancel && options.manual_cancel) ||
@@ -302,7 +357,7 @@ struct StubAcquirer::Impl {
         break;
       case ppp::OperationKind::kSettle:
         if (auth->cancelled || auth->result.status != AuthorizationStatus::kApproved ||
-            auth->captured + call.amount > auth->amount) {
+            auth->captured + call.amount > std::max(auth->amount, auth->max_value)) {
           return refuse("not-capturable", "amount exceeds what is authorized");
         }
         auth->captured += call.amount;
@@ -397,6 +452,7 @@ void StubAcquirer::operate(OperationCall call, Callback<OperationOutcome> done) 
       auto auth = impl_->authorizations.find(call.payment_key);
       OperationEntry entry;
       entry.outcome = impl_->execute(call, auth == impl_->authorizations.end() ? nullptr : &auth->second);
+      entry.recipients = call.recipients;
       if (call.kind == ppp::OperationKind::kRefund && entry.outcome.succeeded && impl_->options.refund_delay.count() > 0) {
         // Accepted, and held at the card network for a while: the amount is reserved now.
         entry.outcome.succeeded = false;
@@ -438,6 +494,9 @@ std::string StubAcquirer::ledger_json() const {
     w.key("calls").number(e.calls).key("charges").number(charged ? 1 : 0);
     w.key("tid").string(e.result.tid).key("status").string(to_string(e.result.status));
     w.key("amount").raw_number(format_amount(e.amount));
+    w.key("installments").number(e.installments).key("interestRate").string(e.interest_rate);
+    w.key("items").number(static_cast<int64_t>(e.items)).key("recipients");
+    write_split(w, e.recipients);
     w.end_object();
   }
   w.end_object();
@@ -448,6 +507,8 @@ std::string StubAcquirer::ledger_json() const {
       w.key(key).begin_object();
       w.key("calls").number(e.calls).key("succeeded").boolean(e.outcome.succeeded);
       w.key("pending").boolean(e.outcome.pending).key("manual").boolean(e.outcome.manual);
+      w.key("recipients");
+      write_split(w, e.recipients);
       w.key("id").string(e.outcome.id).key("amount").raw_number(format_amount(e.outcome.amount));
       w.end_object();
     }

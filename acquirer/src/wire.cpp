@@ -35,6 +35,7 @@ Authorization authorization_fields(const JsonValue& v, AuthorizationStatus statu
   a.code = v.string_or("code");
   a.message = v.string_or("message");
   a.revision = v.int_or("revision");
+  a.max_value = v.find("maxValue") != nullptr ? cents_of(v, "maxValue").value_or(0) : 0;
   return a;
 }
 
@@ -73,6 +74,104 @@ PaymentDocument read_document(const JsonValue& d) {
   return out;
 }
 
+void write_address(JsonWriter& w, const ppp::Address& a) {
+  w.begin_object();
+  w.key("country").string(a.country).key("street").string(a.street).key("number").string(a.number);
+  w.key("complement").string(a.complement).key("neighborhood").string(a.neighborhood);
+  w.key("postalCode").string(a.postal_code).key("city").string(a.city).key("state").string(a.state);
+  w.end_object();
+}
+
+void write_order(JsonWriter& w, const ppp::OrderData& o) {
+  w.begin_object();
+  if (!o.installments_interest_rate.empty()) {
+    w.key("installmentsInterestRate").raw_number(o.installments_interest_rate);
+  }
+  w.key("installmentsValue").raw_number(format_amount(o.installments_value));
+  w.key("deviceFingerprint").string(o.device_fingerprint).key("ipAddress").string(o.ip_address);
+  w.key("shippingValue").raw_number(format_amount(o.shipping_value));
+  w.key("taxValue").raw_number(format_amount(o.tax_value));
+  w.key("totalCartValue").raw_number(format_amount(o.total_cart_value));
+  const ppp::Buyer& b = o.buyer;
+  w.key("buyer").begin_object();
+  w.key("id").string(b.id).key("firstName").string(b.first_name).key("lastName").string(b.last_name);
+  w.key("document").string(b.document).key("documentType").string(b.document_type);
+  w.key("email").string(b.email).key("phone").string(b.phone).key("isCorporate").boolean(b.is_corporate);
+  w.key("corporateName").string(b.corporate_name).key("tradeName").string(b.trade_name);
+  w.key("corporateDocument").string(b.corporate_document);
+  w.end_object();
+  w.key("shippingAddress");
+  write_address(w, o.shipping_address);
+  w.key("billingAddress");
+  write_address(w, o.billing_address);
+  w.key("items").begin_array();
+  for (const auto& i : o.items) {
+    w.begin_object();
+    w.key("id").string(i.id).key("name").string(i.name).key("price").raw_number(format_amount(i.price));
+    w.key("quantity").number(i.quantity).key("discount").raw_number(format_amount(i.discount));
+    w.key("deliveryType").string(i.delivery_type).key("categoryId").string(i.category_id);
+    w.key("sellerId").string(i.seller_id);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("merchantSettings").begin_array();
+  for (const auto& [name, value] : o.merchant_settings) {
+    w.begin_object().key("name").string(name).key("value").string(value).end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+void write_recipients(JsonWriter& w, const std::vector<ppp::Recipient>& recipients) {
+  w.begin_array();
+  for (const auto& r : recipients) {
+    w.begin_object();
+    w.key("id").string(r.id).key("name").string(r.name).key("documentType").string(r.document_type);
+    w.key("document").string(r.document).key("role").string(r.role);
+    w.key("amount").raw_number(format_amount(r.amount));
+    w.key("chargeProcessingFee").boolean(r.charge_processing_fee).key("chargebackLiable").boolean(r.chargeback_liable);
+    w.key("commissionAmount").raw_number(format_amount(r.commission_amount));
+    w.end_object();
+  }
+  w.end_array();
+}
+
+// What the stub reads of the order: the terms and what was bought (no personal data).
+ppp::OrderData read_order(const JsonValue& order) {
+  ppp::OrderData o;
+  if (const JsonValue* rate = order.find("installmentsInterestRate"); rate != nullptr) {
+    o.installments_interest_rate = rate->text();
+  }
+  o.installments_value = cents_of(order, "installmentsValue").value_or(0);
+  o.device_fingerprint = order.string_or("deviceFingerprint");
+  o.ip_address = order.string_or("ipAddress");
+  if (const JsonValue* items = order.find("items"); items != nullptr && items->type() == JsonValue::Type::kArray) {
+    for (const JsonValue& item : items->items()) {
+      ppp::Item i;
+      i.id = item.string_or("id");
+      i.quantity = item.int_or("quantity");
+      i.price = cents_of(item, "price").value_or(0);
+      o.items.push_back(std::move(i));
+    }
+  }
+  return o;
+}
+
+// What the stub keeps of a split: who and how much (it moves no money by recipient).
+std::vector<ppp::Recipient> read_recipients(const JsonValue& doc) {
+  std::vector<ppp::Recipient> out;
+  if (const JsonValue* list = doc.find("recipients"); list != nullptr && list->type() == JsonValue::Type::kArray) {
+    for (const JsonValue& item : list->items()) {
+      ppp::Recipient r;
+      r.id = item.string_or("id");
+      r.role = item.string_or("role");
+      r.amount = cents_of(item, "amount").value_or(0);
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string encode(const AuthorizeCall& c) {
@@ -81,6 +180,11 @@ std::string encode(const AuthorizeCall& c) {
   w.key("key").string(c.key).key("amount").raw_number(format_amount(c.amount));
   w.key("currency").string(c.currency).key("paymentMethod").string(c.payment_method);
   w.key("merchantName").string(c.merchant_name).key("terminalSerial").string(c.terminal_serial);
+  w.key("installments").number(c.installments).key("shopperInteraction").string(c.shopper_interaction);
+  w.key("order");
+  write_order(w, c.order);
+  w.key("recipients");
+  write_recipients(w, c.recipients);
   w.key("card").begin_object();
   w.key("number").string(c.card.number).key("holder").string(c.card.holder);
   w.key("csc").string(c.card.csc).key("expirationMonth").string(c.card.expiration_month);
@@ -96,6 +200,8 @@ std::string encode(const OperationCall& c) {
   w.key("kind").string(ppp::to_string(c.kind)).key("key").string(c.key);
   w.key("paymentKey").string(c.payment_key).key("tid").string(c.tid);
   w.key("amount").raw_number(format_amount(c.amount));
+  w.key("recipients");
+  write_recipients(w, c.recipients);
   w.end_object();
   return std::move(w).take();
 }
@@ -106,6 +212,9 @@ std::string encode(const Authorization& a) {
   w.key("status").string(to_string(a.status)).key("tid").string(a.tid).key("nsu").string(a.nsu);
   w.key("authorizationId").string(a.authorization_id).key("acquirer").string(a.acquirer);
   w.key("code").string(a.code).key("message").string(a.message).key("revision").number(a.revision);
+  if (a.max_value > 0) {
+    w.key("maxValue").raw_number(format_amount(a.max_value));
+  }
   w.key("document");
   write_document(w, a.document);
   w.end_object();
@@ -139,6 +248,12 @@ Result<AuthorizeCall> decode_authorize_call(std::string_view json) {
   c.payment_method = doc->string_or("paymentMethod");
   c.merchant_name = doc->string_or("merchantName");
   c.terminal_serial = doc->string_or("terminalSerial");
+  c.installments = doc->int_or("installments", 1);
+  c.shopper_interaction = doc->string_or("shopperInteraction");
+  if (const JsonValue* order = doc->find("order"); order != nullptr) {
+    c.order = read_order(*order);
+  }
+  c.recipients = read_recipients(*doc);
   if (const JsonValue* card = doc->find("card"); card != nullptr) {
     c.card.number = card->string_or("number");
     c.card.holder = card->string_or("holder");
@@ -165,6 +280,7 @@ Result<OperationCall> decode_operation_call(std::string_view json) {
   c.amount = *amount;
   c.payment_key = doc->string_or("paymentKey");
   c.tid = doc->string_or("tid");
+  c.recipients = read_recipients(*doc);
   return c;
 }
 

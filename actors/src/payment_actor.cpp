@@ -269,6 +269,10 @@ void PaymentActor::call_authorize() {
   call.payment_method = request.payment_method;
   call.merchant_name = request.merchant_name;
   call.terminal_serial = record().terminal_serial;
+  call.installments = request.installments;
+  call.shopper_interaction = request.shopper_interaction;
+  call.order = std::move(inflight_create_->order);  // personal data: in memory for this call only
+  call.recipients = request.recipients;
   call.card = std::move(inflight_create_->card);  // card data lives only in this call
   call.secure_proxy_url = request.secure_proxy_url;
   spdlog::debug("payment {}: authorize (record etag {})", id(), payment_.etag);
@@ -349,7 +353,8 @@ void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> stat
 void PaymentActor::call_operation(PendingOperation op) {
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.record.acquirer_key.empty() ? op.request.request_id : op.record.acquirer_key;
-  acquirer::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount};
+  acquirer::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount,
+                               op.record.recipients};
   payment_acquirer().operate(std::move(call), in_actor<Result<acquirer::OperationOutcome>>(
                                                   [me = shared_from_this(), op](Result<acquirer::OperationOutcome> r) {
                                                     if (!r) {

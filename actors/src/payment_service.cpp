@@ -121,6 +121,7 @@ Status PaymentService::start(std::string public_url) {
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   ctx.answer_deadline = impl_->options.answer_deadline;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
+  ctx.core.methods = impl_->options.methods;
   ctx.core.instance = impl_->options.instance;
   ctx.core.lease_ms = impl_->options.lease.count();
   ctx.sweep_interval = impl_->options.sweep_interval;

@@ -108,6 +108,10 @@ void add_method_fields(const std::string& payment_id, const PaymentRecord& r, co
   }
   switch (family) {
     case ppp::MethodFamily::kCard:
+      // A 3-D Secure challenge: the shopper follows the page, the outcome comes by webhook.
+      if (!d.payment_url.empty()) {
+        out.payment_url = out.redirect_url = d.payment_url;
+      }
       return;
     case ppp::MethodFamily::kPix:
       if (!d.pix_code.empty()) {
@@ -379,9 +383,19 @@ Reply in_progress_elsewhere(const std::string& ref) {
                      "another instance is carrying out a request for " + ref + "; retry the same request");
 }
 
+const ppp::MethodTerms& CoreConfig::terms(std::string_view method) const {
+  static const ppp::MethodTerms kDefaults;
+  auto it = methods.find(method);
+  return it != methods.end() ? it->second : kDefaults;
+}
+
 std::string create_response(const std::string& payment_id, const PaymentRecord& r, std::string_view code,
                             std::string_view message, const CoreConfig& config) {
   ppp::CreatePaymentResponse response;
+  const ppp::MethodTerms& terms = config.terms(r.payment_method);
+  response.delay_to_auto_settle = terms.delay_to_auto_settle;
+  response.delay_to_auto_settle_after_antifraud = terms.delay_to_auto_settle_after_antifraud;
+  response.delay_to_cancel = terms.delay_to_cancel;
   response.payment_id = payment_id;
   response.status = std::string(create_payment_status(r.state));
   response.authorization_id = r.state == PaymentState::kApproved ? r.authorization_id : "";
@@ -390,6 +404,7 @@ std::string create_response(const std::string& payment_id, const PaymentRecord& 
   response.acquirer = r.acquirer;
   response.code = std::string(code);
   response.message = std::string(message);
+  response.max_value = r.state == PaymentState::kApproved ? r.amounts.max_value : 0;
   add_method_fields(payment_id, r, config, response);
   return ppp::write_create_payment_response(response);
 }
@@ -450,6 +465,9 @@ Decision authorized(const Payment& p, const acquirer::Authorization& a, Listener
   updated.acquirer = a.acquirer;
   updated.acquirer_revision = a.revision;
   updated.document = a.document;
+  if (updated.state == PaymentState::kApproved && a.max_value > r.amounts.authorized) {
+    updated.amounts.max_value = a.max_value;  // settlements may exceed the amount up to it
+  }
   updated.response = create_response(p.id, updated, a.code, a.message, config);
   updated.updated_at = now;
   release_lease(updated);
@@ -558,11 +576,31 @@ std::optional<Decision> answer_operation_now(const Payment& p, const OperationAr
 
 namespace {
 
-Status validate(const Payment& p, const ppp::OperationRequest& req) {
+// Split data comes with the settlement only for a method split on capture; a refund may say
+// how it splits for any method that splits at all.
+Status check_split(const ppp::OperationRequest& req, ppp::SplitMode mode) {
+  if (req.recipients.empty()) {
+    return {};
+  }
+  bool allowed = req.kind == ppp::OperationKind::kSettle  ? mode == ppp::SplitMode::kOnCapture
+                 : req.kind == ppp::OperationKind::kRefund ? mode != ppp::SplitMode::kDisabled
+                                                           : false;
+  if (!allowed) {
+    return make_error(ErrorCode::kInvalidArgument, "recipients are not accepted on this " +
+                                                       std::string(ppp::to_string(req.kind)) + ": the method's split is " +
+                                                       std::string(ppp::to_string(mode)));
+  }
+  return {};
+}
+
+Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreConfig& config) {
   if (!p.record) {
     return make_error(ErrorCode::kNotFound, "unknown payment " + p.id);
   }
   const PaymentRecord& r = *p.record;
+  if (auto s = check_split(req, config.terms(r.payment_method).allows_split); !s) {
+    return s;
+  }
   switch (req.kind) {
     case ppp::OperationKind::kCancel:
       return check_cancel(r.state);
@@ -701,7 +739,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
       return then(Next::kAskStatus);  // what happened first; cancel_status
     }
   }
-  if (auto s = validate(p, req); !s) {
+  if (auto s = validate(p, req, config); !s) {
     return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
                         refusal_of(req, s.error()));
@@ -715,6 +753,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   op.fingerprint = a.fingerprint;
   op.acquirer_key = operation_key(p.id, req.request_id);
   op.amount = req.kind == ppp::OperationKind::kCancel ? p.record->amounts.authorized : req.value;
+  op.recipients = req.recipients;
   op.updated_at = now;
   std::string key = operation_key(p.id, req.request_id);
   Decision d = call_operation(PendingOperation{req, op, key, 0});
@@ -737,6 +776,7 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
   req.payment_id = payment_id;
   req.request_id = request_id;
   req.value = op.amount;
+  req.recipients = op.recipients;
   return PendingOperation{std::move(req), op, stored->key, stored->etag};
 }
 

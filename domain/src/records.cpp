@@ -48,7 +48,8 @@ const auto kDocumentFields = std::make_tuple(
 // state is always written (a record without one is refused).
 const auto kPaymentFields = std::make_tuple(
     fields::version("v", 2), IDEMPAY_FIELD("state", state), FIELD("authorized", amounts.authorized),
-    FIELD("settled", amounts.settled), FIELD("refunded", amounts.refunded), FIELD("currency", currency),
+    FIELD("settled", amounts.settled), FIELD("refunded", amounts.refunded), FIELD("maxValue", amounts.max_value),
+    FIELD("currency", currency),
     FIELD("paymentMethod", payment_method), FIELD("orderId", order_id), FIELD("reference", reference),
     FIELD("transactionId", transaction_id), FIELD("merchant", merchant), FIELD("owner", owner),
     FIELD("acquirerRoute", acquirer_route), FIELD("fingerprint", fingerprint), FIELD("callbackUrl", callback_url),
@@ -64,7 +65,8 @@ const auto kOperationFields = std::make_tuple(
     IDEMPAY_FIELD("kind", kind), IDEMPAY_FIELD("phase", phase), IDEMPAY_FIELD("paymentId", payment_id),
     IDEMPAY_FIELD("fingerprint", fingerprint),
     IDEMPAY_FIELD_UNLESS_DEFAULT("acquirerKey", acquirer_key),  // absent: stored before scoped requestIds
-    IDEMPAY_FIELD("amount", amount), IDEMPAY_FIELD("httpStatus", http_status), IDEMPAY_FIELD("response", response),
+    IDEMPAY_FIELD("amount", amount), IDEMPAY_FIELD_UNLESS_DEFAULT("recipients", recipients),
+    IDEMPAY_FIELD("httpStatus", http_status), IDEMPAY_FIELD("response", response),
     IDEMPAY_FIELD("updatedAt", updated_at));
 
 }  // namespace
@@ -105,6 +107,46 @@ struct Codec<OperationPhase> {
   static void write(JsonWriter& w, OperationPhase v) { w.string(v == OperationPhase::kDone ? "done" : "processing"); }
   static bool read(const JsonValue& object, std::string_view name, OperationPhase& v) {
     v = object.string_or(name) == "done" ? OperationPhase::kDone : OperationPhase::kProcessing;
+    return true;
+  }
+};
+
+// A split as stored with its operation: an array, absent when there is none.
+template <>
+struct Codec<std::vector<ppp::Recipient>> {
+  static bool is_default(const std::vector<ppp::Recipient>& v) { return v.empty(); }
+  static void write(JsonWriter& w, const std::vector<ppp::Recipient>& v) {
+    w.begin_array();
+    for (const auto& r : v) {
+      w.begin_object().key("id").string(r.id).key("name").string(r.name);
+      w.key("documentType").string(r.document_type).key("document").string(r.document).key("role").string(r.role);
+      w.key("amount").number(r.amount).key("chargeProcessingFee").boolean(r.charge_processing_fee);
+      w.key("chargebackLiable").boolean(r.chargeback_liable).key("commission").number(r.commission_amount);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  static bool read(const JsonValue& object, std::string_view name, std::vector<ppp::Recipient>& v) {
+    const JsonValue* list = object.find(name);
+    if (list == nullptr) {
+      return true;
+    }
+    if (list->type() != JsonValue::Type::kArray) {
+      return false;
+    }
+    for (const JsonValue& item : list->items()) {
+      ppp::Recipient r;
+      r.id = item.string_or("id");
+      r.name = item.string_or("name");
+      r.document_type = item.string_or("documentType");
+      r.document = item.string_or("document");
+      r.role = item.string_or("role");
+      r.amount = item.int_or("amount");
+      r.charge_processing_fee = item.bool_or("chargeProcessingFee");
+      r.chargeback_liable = item.bool_or("chargebackLiable");
+      r.commission_amount = item.int_or("commission");
+      v.push_back(std::move(r));
+    }
     return true;
   }
 };

@@ -1,178 +1,14 @@
 // Streaming validation of PPP request bodies with simdjson On-Demand: one pass, no DOM.
-#include <array>
-#include <cctype>
-#include <optional>
-#include <unordered_set>
-
-#include <simdjson.h>
-
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/ppp.hpp"
+#include "order_parse.hpp"
+#include "parse_fields.hpp"
 
 namespace idempay::ppp {
 
-namespace od = simdjson::ondemand;
+using namespace parse;  // the typed readers of parse_fields.hpp
 
 namespace {
-
-Error field_error(std::string_view field, std::string_view what) {
-  return Error{ErrorCode::kInvalidArgument, std::string(field) + " " + std::string(what)};
-}
-
-Error json_error(simdjson::error_code e) {
-  return Error{ErrorCode::kInvalidArgument,
-               std::string("malformed JSON body: ") + simdjson::error_message(e)};
-}
-
-Status read_string(od::value v, std::string_view field, std::string& out, bool nullable) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) {
-    return tl::unexpected(json_error(e));
-  }
-  if (type == od::json_type::null && nullable) {
-    out.clear();
-    return {};
-  }
-  std::string_view s;
-  if (type != od::json_type::string || v.get_string().get(s) != simdjson::SUCCESS) {
-    return tl::unexpected(field_error(field, nullable ? "must be a string or null" : "must be a string"));
-  }
-  out.assign(s);
-  return {};
-}
-
-// Numbers are read from their raw text so that amounts stay exact; strings such as "29,90"
-// are accepted because the gateway's guides send them.
-Status read_amount(od::value v, std::string_view field, Cents& out) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) {
-    return tl::unexpected(json_error(e));
-  }
-  std::string_view text;
-  if (type == od::json_type::number) {
-    text = v.raw_json_token();
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-      text.remove_suffix(1);
-    }
-  } else if (type != od::json_type::string || v.get_string().get(text) != simdjson::SUCCESS) {
-    return tl::unexpected(field_error(field, "must be a number"));
-  }
-  auto cents = parse_decimal_amount(text);
-  if (!cents) {
-    return tl::unexpected(field_error(field, "must be a non-negative amount with at most 2 decimals"));
-  }
-  out = *cents;
-  return {};
-}
-
-Status read_integer(od::value v, std::string_view field, int64_t& out) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) {
-    return tl::unexpected(json_error(e));
-  }
-  Cents cents = 0;
-  if (type == od::json_type::number || type == od::json_type::string) {
-    if (read_amount(v, field, cents) && cents % 100 == 0) {
-      out = cents / 100;
-      return {};
-    }
-  }
-  return tl::unexpected(field_error(field, "must be a whole number"));
-}
-
-Status read_bool(od::value v, std::string_view field, bool& out) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) {
-    return tl::unexpected(json_error(e));
-  }
-  if (type == od::json_type::null) {
-    out = false;
-    return {};
-  }
-  if (type != od::json_type::boolean || v.get_bool().get(out) != simdjson::SUCCESS) {
-    return tl::unexpected(field_error(field, "must be a boolean"));
-  }
-  return {};
-}
-
-// The member names of one object, to refuse a name seen twice: readers that keep the first
-// and readers that keep the last would see two different requests in the same bytes. Up to
-// 48 names live in a small open-addressing table on the stack (one hash and, on a match of
-// hashes, one comparison per name); beyond that, a hash set.
-class MemberNames {
-public:
-  // False if `name` was inserted before.
-  bool insert(std::string_view name) {
-    if (overflow_) {
-      return overflow_->insert(name).second;
-    }
-    if (count_ == kInline) {
-      overflow_.emplace(slots_.begin(), slots_.end());
-      return overflow_->insert(name).second;
-    }
-    size_t h = std::hash<std::string_view>{}(name) & (kSlots - 1);
-    while ((used_ >> h) & 1) {
-      if (slots_[h] == name) {
-        return false;
-      }
-      h = (h + 1) & (kSlots - 1);
-    }
-    used_ |= uint64_t{1} << h;
-    slots_[h] = name;
-    ++count_;
-    return true;
-  }
-
-private:
-  static constexpr size_t kSlots = 64;
-  static constexpr size_t kInline = 48;
-  std::array<std::string_view, kSlots> slots_{};
-  uint64_t used_ = 0;
-  size_t count_ = 0;
-  std::optional<std::unordered_set<std::string_view>> overflow_;
-};
-
-// Iterates an object's fields, calling on_field(key, value) for each; stops at the first error.
-// A member name given twice is an error.
-template <class OnField>
-Status for_each_field(od::object object, OnField&& on_field) {
-  MemberNames names;
-  for (auto field : object) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      return tl::unexpected(json_error(e));
-    }
-    if (!names.insert(key)) {
-      return make_error(ErrorCode::kInvalidArgument, "member \"" + std::string(key) + "\" appears twice");
-    }
-    od::value value;
-    if (auto e = field.value().get(value)) {
-      return tl::unexpected(json_error(e));
-    }
-    if (auto s = on_field(key, value); !s) {
-      return s;
-    }
-  }
-  return {};
-}
-
-// Reads an object-or-null member; null leaves the target untouched.
-template <class OnField>
-Status read_object(od::value v, std::string_view field, OnField&& on_field) {
-  od::json_type type;
-  if (auto e = v.type().get(type)) {
-    return tl::unexpected(json_error(e));
-  }
-  if (type == od::json_type::null) {
-    return {};
-  }
-  od::object object;
-  if (type != od::json_type::object || v.get_object().get(object) != simdjson::SUCCESS) {
-    return tl::unexpected(field_error(field, "must be an object"));
-  }
-  return for_each_field(object, on_field);
-}
-
 Status read_card(od::value v, CardSecret& card, std::string& proxy_bin, int64_t& proxy_length) {
   return read_object(v, "card", [&](std::string_view key, od::value value) -> Status {
     if (key == "number") return read_string(value, "card.number", card.number, true);
@@ -325,12 +161,17 @@ Result<CreatePaymentRequest> parse_create_payment(std::string& body) {
     if (key == "verificationOnly") return read_bool(v, key, r.verification_only);
     if (key == "sandBoxMode" || key == "sandboxMode") return read_bool(v, key, r.sandbox);
     if (key == "card") return read_card(v, r.card, proxy_bin, proxy_length);
+    if (key == "recipients") return read_recipients(v, r.recipients);
+    if (auto order = read_order_member(key, v, r.order)) return *order;
     return {};
   };
   if (auto s = parse_document(body, on_field); !s) {
     return tl::unexpected(s.error());
   }
   if (auto s = check_create(r, seen); !s) {
+    return tl::unexpected(s.error());
+  }
+  if (auto s = check_recipients(r.recipients, r.value); !s) {
     return tl::unexpected(s.error());
   }
   r.card_summary = summarize_card(r.card, proxy_bin, static_cast<int>(proxy_length));
@@ -356,6 +197,7 @@ Result<OperationRequest> parse_operation(OperationKind kind, std::string_view pa
       Cents ignored = 0;
       return read_amount(v, key, kind == OperationKind::kCancel ? ignored : r.value);
     }
+    if (key == "recipients" && kind != OperationKind::kCancel) return read_recipients(v, r.recipients);
     return {};
   };
   if (auto s = parse_document(body, on_field); !s) {
@@ -370,6 +212,9 @@ Result<OperationRequest> parse_operation(OperationKind kind, std::string_view pa
   r.payment_id = std::string(path_payment_id);
   if (kind != OperationKind::kCancel && !has_value) {
     return tl::unexpected(field_error("value", "is required"));
+  }
+  if (auto s = check_recipients(r.recipients, r.value); !s) {
+    return tl::unexpected(s.error());
   }
   return r;
 }
@@ -416,6 +261,16 @@ bool same_payment(std::string_view key, std::string_view stored, std::string_vie
 std::string operation_fingerprint(std::string_view key, const OperationRequest& r) {
   std::string canonical = "operation/v1|" + std::string(to_string(r.kind)) + "|" + r.payment_id +
                           "|" + std::to_string(r.value);
+  // A split is part of what the operation is; without one the fingerprint is the one stored
+  // before splits existed.
+  for (const Recipient& recipient : r.recipients) {
+    canonical += "|recipient";
+    for (std::string_view field : {std::string_view(recipient.id), std::string_view(recipient.role)}) {
+      append_field(canonical, field);
+    }
+    canonical += "|" + std::to_string(recipient.amount) + "|" + std::to_string(recipient.commission_amount) +
+                 (recipient.charge_processing_fee ? "F" : "f") + (recipient.chargeback_liable ? "C" : "c");
+  }
   return crypto::to_hex(crypto::hmac_sha256(key, canonical));
 }
 

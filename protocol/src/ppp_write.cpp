@@ -38,6 +38,10 @@ std::string write_create_payment_response(const CreatePaymentResponse& r) {
   optional("cardBrand", r.card_brand);
   optional("firstDigits", r.first_digits);
   optional("lastDigits", r.last_digits);
+  if (r.max_value > 0) {
+    // In money units, like `value` (the protocol's examples; its schema says integer).
+    w.key("maxValue").raw_number(format_amount(r.max_value));
+  }
   w.end_object();
   return std::move(w).take();
 }

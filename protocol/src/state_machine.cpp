@@ -70,10 +70,10 @@ Status check_settle(PaymentState state, const Amounts& totals, Cents amount) {
   if (amount <= 0) {
     return make_error(ErrorCode::kInvalidArgument, "settlement value must be positive");
   }
-  if (totals.settled + amount > totals.authorized) {
+  if (totals.settled + amount > totals.settle_limit()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "settlement of " + format_amount(amount) + " exceeds what remains authorized (" +
-                          format_amount(totals.authorized - totals.settled) + ")");
+                          format_amount(totals.settle_limit() - totals.settled) + ")");
   }
   return {};
 }

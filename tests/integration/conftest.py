@@ -15,7 +15,7 @@ BIN = os.environ.get("IDEMPAY_BIN", "build/idempay")
 SPEC = os.environ.get("IDEMPAY_SPEC", "tests/data/ppp-openapi.json")
 # Every card number any test sends; none may ever reach a data directory or a log (G6).
 TEST_CARDS = ["4444333322221111", "4444333322221112", "4222222222222224", "4222222222222225",
-              "4111111111111111"]
+              "4111111111111111", "4000000000003220", "4000000000003238"]
 APP_KEY, APP_TOKEN = "merchant-key", "merchant-token-0123456789"
 AUTH = {"X-VTEX-API-AppKey": APP_KEY, "X-VTEX-API-AppToken": APP_TOKEN,
         "Content-Type": "application/json"}

@@ -22,7 +22,8 @@ def test_duplicate_member_names_are_refused_and_store_nothing(connector):
     card_twice = card_twice.replace('"csc": "123"', '"csc": "123", "number": "4444333322221112"')
     assert connector.post("/payments", card_twice.encode())[0] == 400
     op = b'{"paymentId":"dup-1","requestId":"r1","requestId":"r2","value":1}'
-    assert connector.post("/payments/dup-1/settlements", op)[0] == 400
+    status, raw, _ = connector.post("/payments/dup-1/settlements", op)
+    assert status == 500 and b"appears twice" in raw  # the operation's documented refusal
     # Nothing was stored: the paymentId is still free.
     status, raw, _ = connector.post("/payments", create_body("dup-1"))
     assert status == 200 and json.loads(raw)["status"] == "approved"

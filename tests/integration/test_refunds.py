@@ -3,7 +3,9 @@ the acquirer has accepted but not completed answers 500 "not yet" in the refund'
 the acquirer says it is done, then the stored 200; an operation the acquirer cannot do by API,
 or that the merchant's configuration says is done by hand, answers 501 cancel-manually /
 refund-manually. Every answer is validated against the route's documented schema, every repeat
-is byte-identical, and the stub's ledger shows what moved."""
+is byte-identical, and the stub's ledger shows what moved. Settlements may exceed the amount
+up to the maxValue the acquirer granted (issue 14, item 6)."""
+import json
 import time
 
 from conftest import APP_KEY, APP_TOKEN, create_body, ledger
@@ -96,3 +98,21 @@ def test_operations_configured_as_manual_never_reach_the_acquirer(connector_fact
     assert status == 200 and validate(raw, CANCEL, "post", 200)["cancellationId"]
     book = ledger(stub)
     assert book["refunds"] == {} and book["cancellations"] == {}
+
+
+def test_settlements_may_exceed_the_amount_up_to_the_acquirers_max_value(connector_factory, stubs):
+    stub = stubs("--over-capture-percent", "10")
+    c = connector_factory(acquirer=stub.url)
+    status, raw, _ = c.post("/payments", create_body("mv-1", value=100))
+    answer = validate(raw, "/payments", "post", 200)
+    assert answer["status"] == "approved" and answer["maxValue"] == 110
+    assert c.post("/payments", create_body("mv-1", value=100))[1] == raw  # the same bytes again
+    status, raw = post(c, "mv-1", "settlements", {"requestId": "mv-1-s1", "value": 105})
+    assert status == 200 and validate(raw, "/payments/{paymentId}/settlements", "post", 200)["value"] == 105
+    status, raw = post(c, "mv-1", "settlements", {"requestId": "mv-1-s2", "value": 5.01})
+    assert status == 500 and validate(raw, "/payments/{paymentId}/settlements", "post", 500)["settleId"] is None
+    assert post(c, "mv-1", "settlements", {"requestId": "mv-1-s3", "value": 5})[0] == 200
+    assert sorted(e["amount"] for e in ledger(stub)["captures"].values()) == [5, 105]
+    # Only an approval carries a maxValue.
+    status, raw, _ = c.post("/payments", create_body("mv-2", value=100, card="4444333322221112"))
+    assert json.loads(raw)["status"] == "denied" and "maxValue" not in json.loads(raw)

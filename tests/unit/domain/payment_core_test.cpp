@@ -537,6 +537,9 @@ TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
   std::mt19937 random(12345);
   for (int round = 0; round < 200; ++round) {
     Payment p = payment_in(PaymentState::kApproved);
+    if (round % 2 == 1) {
+      p.record->amounts.max_value = 1'200;  // the acquirer allows 20% more (maxValue)
+    }
     Cents accepted_settled = 0;
     Cents accepted_refunded = 0;
     for (int step = 0; step < 12; ++step) {
@@ -555,12 +558,35 @@ TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
       (kind == ppp::OperationKind::kSettle ? accepted_settled : accepted_refunded) += value;
       p = Payment{"pay-1", done.record, p.etag + 1};
       const Amounts& a = p.record->amounts;
-      ASSERT_LE(a.settled, a.authorized);
+      ASSERT_LE(a.settled, round % 2 == 1 ? 1'200 : a.authorized);
       ASSERT_LE(a.refunded, a.settled);
       ASSERT_EQ(a.settled, accepted_settled);
       ASSERT_EQ(a.refunded, accepted_refunded);
     }
   }
+}
+
+// An approval with a maxValue above the amount: recorded, answered as maxValue, and the limit
+// of what settlements may add up to; a maxValue at or below the amount changes nothing.
+TEST(PaymentCoreTest, MaxValueLetsSettlementsExceedTheAmountUpToIt) {
+  Payment p = payment_in(PaymentState::kProcessing);
+  auto approval = outcome(acquirer::AuthorizationStatus::kApproved, 2);
+  approval.max_value = 1'150;
+  Decision d = authorized(p, approval, Listeners{}, config(), kNow);
+  ASSERT_TRUE(d.record);
+  EXPECT_EQ(d.record->amounts.max_value, 1'150);
+  EXPECT_NE(d.record->response.find(R"("maxValue":11.5})"), std::string::npos) << d.record->response;
+  Payment approved{"pay-1", d.record, kEtag + 1};
+  EXPECT_EQ(start(approved, operation(ppp::OperationKind::kSettle, 1'150)).next, Next::kOperate);
+  EXPECT_EQ(start(approved, operation(ppp::OperationKind::kSettle, 1'151)).answer->outcome, Outcome::kFailed);
+
+  approval.max_value = 900;  // not more than the amount: no maxValue
+  Decision lower = authorized(p, approval, Listeners{}, config(), kNow);
+  EXPECT_EQ(lower.record->amounts.max_value, 0);
+  EXPECT_EQ(lower.record->response.find("maxValue"), std::string::npos);
+  auto denial = outcome(acquirer::AuthorizationStatus::kDenied, 2);
+  denial.max_value = 1'150;
+  EXPECT_EQ(authorized(p, denial, Listeners{}, config(), kNow).record->amounts.max_value, 0);
 }
 
 // -- webhooks and refreshes ---------------------------------------------------------------------

@@ -46,6 +46,11 @@ TEST(StateMachineTest, SettleRespectsStateAndAuthorizedAmount) {
   Amounts partly{1000, 600, 0};
   EXPECT_TRUE(check_settle(S::kSettled, partly, 400));
   EXPECT_FALSE(check_settle(S::kSettled, partly, 401));
+  Amounts over = partly;
+  over.max_value = 1'100;  // maxValue: settlements may add up to more than the amount
+  EXPECT_EQ(over.settle_limit(), 1'100);
+  EXPECT_TRUE(check_settle(S::kSettled, over, 500));
+  EXPECT_FALSE(check_settle(S::kSettled, over, 501));
   for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded, S::kOrphaned}) {
     EXPECT_EQ(check_settle(s, a, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
   }

@@ -40,6 +40,10 @@ struct AuthorizeCall {
   std::string payment_method;
   std::string merchant_name;
   std::string terminal_serial;  ///< POS: the terminal that takes the card
+  int64_t installments = 1;
+  std::string shopper_interaction;
+  ppp::OrderData order;                    ///< buyer, addresses, items, device: anti-fraud data
+  std::vector<ppp::Recipient> recipients;  ///< split on authorization
   CardSecret card;
   /// The gateway's Secure Proxy for this call (already checked against the allowlist): with
   /// card tokens, the call goes through it and the tokens stand where card data goes.
@@ -56,6 +60,8 @@ struct Authorization {
   std::string message;
   int64_t revision = 0;  ///< increases with every change of this authorization's status
   PaymentDocument document;
+  /// The most that may be captured when more than the amount (order changes); 0: the amount.
+  Cents max_value = 0;
 };
 
 /// An outcome the acquirer reports by webhook ("authorization.updated"): the authorization
@@ -78,6 +84,7 @@ struct OperationCall {
   std::string payment_key;  ///< the authorization's key (paymentId)
   std::string tid;
   Cents amount = 0;
+  std::vector<ppp::Recipient> recipients;  ///< split on capture, or of a refund
 };
 
 /// The acquirer's answer to an operation: done (`succeeded`), refused, accepted but not yet
@@ -113,6 +120,9 @@ struct StubOptions {
   std::chrono::milliseconds latency{0};
   /// How long a pending authorization (cards 4222222222222224/5) stays pending. Default: 2 s
   std::chrono::milliseconds pending_delay{2000};
+  /// Approved authorizations may be captured up to this much more than their amount (their
+  /// maxValue), in percent; 0: no more than the amount. Default: 0
+  int over_capture_percent = 0;
   /// How long a refund stays pending after it is accepted; 0: refunds complete at once.
   /// Default: 0
   std::chrono::milliseconds refund_delay{0};
@@ -135,7 +145,9 @@ enum class TriggerOutcome : uint8_t { kApprove, kDeny, kExpire };
 /// The deterministic acquirer stub, idempotent per key, with a ledger of calls and charges.
 /// Cards: 4444333322221111 approved, 4444333322221112 denied, 4222222222222224 pending then
 /// approved, 4222222222222225 pending then denied, any other Luhn-valid card approved, an
-/// invalid one denied. No card number (tokenized or non-card methods): approved.
+/// invalid one denied; 4000000000003220 / 4000000000003238 ask for a 3-D Secure challenge
+/// (pending, with the challenge page's URL) and are then approved / denied. No card number
+/// (tokenized or non-card methods): approved.
 class StubAcquirer final : public Acquirer {
 public:
   explicit StubAcquirer(StubOptions options = {});

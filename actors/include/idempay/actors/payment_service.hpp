@@ -72,6 +72,8 @@ struct ServiceOptions {
   std::chrono::milliseconds answer_deadline{0};
   /// The merchant that owns payments stored before owners were recorded. Default: none
   std::string legacy_owner;
+  /// Each offered method's split mode and Create Payment timers. Default: none (defaults)
+  std::map<std::string, ppp::MethodTerms, std::less<>> methods;
   /// Several instances share the store: this one's unique name (leases, callback claims).
   /// Empty: the only instance (RocksDB). Default: empty
   std::string instance;

@@ -16,6 +16,7 @@
 //   start_* /   the decision at the command's turn;
 //   on its turn
 //   <result>    the decision once the acquirer has answered.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/domain/records.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -77,6 +79,11 @@ struct CoreConfig {
   std::string instance;
   /// How long a lease keeps other instances away: longer than the acquirer call it covers.
   int64_t lease_ms = 30'000;
+  /// Each offered method's split mode and answer timers (the manifest configuration);
+  /// a method not listed has the defaults.
+  std::map<std::string, ppp::MethodTerms, std::less<>> methods;
+
+  const ppp::MethodTerms& terms(std::string_view method) const;
 
   bool shared() const { return !instance.empty(); }
 };

@@ -61,6 +61,7 @@ struct OperationRecord {
   /// operations stored before requestIds were scoped to their payment (their key: requestId).
   std::string acquirer_key;
   Cents amount = 0;
+  std::vector<ppp::Recipient> recipients;  ///< the split it was asked with: a resumed call sends it again
   unsigned http_status = 0;
   std::string response;  ///< the stored answer, byte for byte, once done
   int64_t updated_at = 0;

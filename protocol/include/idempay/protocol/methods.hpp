@@ -55,4 +55,35 @@ constexpr bool is_asynchronous(std::string_view name) {
 
 constexpr bool is_pos(std::string_view name) { return method_family(name) == MethodFamily::kPos; }
 
+/// When a method's split data (`recipients`) comes: never, with the Create Payment, or with
+/// the settlement (the manifest's `allowsSplit`).
+enum class SplitMode : uint8_t { kDisabled, kOnAuthorize, kOnCapture };
+
+constexpr std::string_view to_string(SplitMode mode) {
+  switch (mode) {
+    case SplitMode::kOnAuthorize: return "onAuthorize";
+    case SplitMode::kOnCapture: return "onCapture";
+    case SplitMode::kDisabled: break;
+  }
+  return "disabled";
+}
+
+constexpr std::optional<SplitMode> split_mode_from(std::string_view name) {
+  for (auto mode : {SplitMode::kDisabled, SplitMode::kOnAuthorize, SplitMode::kOnCapture}) {
+    if (to_string(mode) == name) {
+      return mode;
+    }
+  }
+  return std::nullopt;
+}
+
+/// What a deployment offers for one method: its split mode, and the timers its Create Payment
+/// answers carry (notes/ppp.md §4.2).
+struct MethodTerms {
+  SplitMode allows_split = SplitMode::kDisabled;
+  int64_t delay_to_auto_settle = 21'600;                 ///< at most 604800 (7 days)
+  int64_t delay_to_auto_settle_after_antifraud = 1'800;  ///< at most 604800
+  int64_t delay_to_cancel = 21'600;                      ///< 600..2592000; Pix 900..3600
+};
+
 }  // namespace idempay::ppp

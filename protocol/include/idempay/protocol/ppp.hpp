@@ -4,12 +4,81 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "idempay/protocol/card.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/protocol/money.hpp"
 
 namespace idempay::ppp {
+
+/// A split payment's share (notes/ppp.md §3.3, §3.5): who gets how much of the payment, the
+/// settlement or the refund it comes with.
+struct Recipient {
+  std::string id;
+  std::string name;
+  std::string document_type;
+  std::string document;
+  std::string role;  ///< "seller" or "marketplace"
+  Cents amount = 0;
+  bool charge_processing_fee = false;
+  bool chargeback_liable = false;
+  Cents commission_amount = 0;
+};
+
+struct Address {
+  std::string country;  ///< ISO 3166 alpha-3
+  std::string street;
+  std::string number;
+  std::string complement;
+  std::string neighborhood;
+  std::string postal_code;
+  std::string city;
+  std::string state;
+};
+
+struct Buyer {
+  std::string id;
+  std::string first_name;
+  std::string last_name;
+  std::string document;
+  std::string document_type;
+  std::string email;
+  std::string phone;
+  bool is_corporate = false;
+  std::string corporate_name;
+  std::string trade_name;
+  std::string corporate_document;
+};
+
+struct Item {
+  std::string id;
+  std::string name;
+  Cents price = 0;
+  int64_t quantity = 0;
+  Cents discount = 0;
+  std::string delivery_type;
+  std::string category_id;
+  std::string seller_id;
+};
+
+/// What a Create Payment says about the order, for the acquirer's anti-fraud and instalment
+/// plans. Personal data: passed to the acquirer, never stored or logged.
+struct OrderData {
+  std::string installments_interest_rate;  ///< as sent (a decimal, percent); empty if absent
+  Cents installments_value = 0;
+  std::string device_fingerprint;
+  std::string ip_address;
+  Cents shipping_value = 0;
+  Cents tax_value = 0;
+  Cents total_cart_value = 0;
+  Buyer buyer;
+  Address shipping_address;
+  Address billing_address;
+  std::vector<Item> items;
+  std::vector<std::pair<std::string, std::string>> merchant_settings;  ///< the manifest's customFields
+};
 
 /// Create Payment request, validated. `card` holds secrets and must never be persisted;
 /// everything else is safe to store.
@@ -35,6 +104,8 @@ struct CreatePaymentRequest {
   bool test_suite = false;
   CardSecret card;
   CardSummary card_summary;
+  OrderData order;
+  std::vector<Recipient> recipients;  ///< split on authorization
 };
 
 enum class OperationKind : uint8_t { kCancel, kSettle, kRefund };
@@ -50,6 +121,7 @@ struct OperationRequest {
   std::string tid;
   std::string settle_id;
   Cents value = 0;  ///< settle/refund amount; 0 for cancellations (always total)
+  std::vector<Recipient> recipients;  ///< split on capture, or of a refund
   /// The merchant's configuration says this kind of operation is done by hand: it is
   /// answered 501 (cancel-manually / refund-manually) without calling the acquirer. Not part
   /// of the body.
@@ -114,6 +186,7 @@ struct CreatePaymentResponse {
   std::string card_brand;
   std::string first_digits;
   std::string last_digits;
+  Cents max_value = 0;  ///< written as maxValue when non-zero: what may be settled at most
 };
 std::string write_create_payment_response(const CreatePaymentResponse& r);
 

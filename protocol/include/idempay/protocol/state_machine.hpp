@@ -34,10 +34,16 @@ struct Amounts {
   Cents authorized = 0;
   Cents settled = 0;
   Cents refunded = 0;
+  /// The most the acquirer lets be settled (the answer's maxValue, after order changes);
+  /// 0: the authorized amount.
+  Cents max_value = 0;
+
+  /// What the settlements may add up to: the larger of authorized and max_value.
+  Cents settle_limit() const { return max_value > authorized ? max_value : authorized; }
 };
 
 /// Checks a settlement of `amount`: state approved or settled, 0 < amount and
-/// settled + amount <= authorized. kIllegalState or kInvalidArgument otherwise.
+/// settled + amount <= settle_limit(). kIllegalState or kInvalidArgument otherwise.
 Status check_settle(PaymentState state, const Amounts& totals, Cents amount);
 
 /// Checks a refund of `amount`: state settled or refunded, 0 < amount and
