@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_CALLBACK_ALLOWED_HOSTS")->capture_default_str();
   s->add_option("--manifest", serve.manifest, "JSON file: the methods offered, their split mode and timers")
       ->envname("IDEMPAY_MANIFEST");
+  s->add_option("--onboarding-return-hosts", serve.onboarding_return_hosts,
+                "hosts the configuration flow's returnUrl may name")
+      ->envname("IDEMPAY_ONBOARDING_RETURN_HOSTS")->capture_default_str();
   s->add_option("--secure-proxy-allowed-hosts", serve.secure_proxy_allowed_hosts,
                 "comma-separated hosts a Create Payment's secureProxyUrl may name")
       ->envname("IDEMPAY_SECURE_PROXY_ALLOWED_HOSTS")->capture_default_str();

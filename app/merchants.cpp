@@ -87,7 +87,7 @@ Result<std::string> secret(const JsonValue& m, const std::string& name, const st
 const std::set<std::string, std::less<>> kMerchantFields = {
     "name", "appKey", "appToken", "appTokenSha256", "acquirer", "acquirerApiKey", "acquirerApiKeyFile",
     "acquirerApiKeyEnv", "callbackAppKey", "callbackAppToken", "callbackAppTokenFile", "callbackAppTokenEnv",
-    "testSuite", "requireSecureProxy", "manualOperations"};
+    "testSuite", "requireSecureProxy", "manualOperations", "onboarding", "onboardedAt"};
 
 Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string& where) {
   const JsonValue* v = m.find("testSuite");
@@ -191,6 +191,11 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
     return tl::unexpected(require_proxy.error());
   }
   settings.require_secure_proxy = *require_proxy;
+  auto onboarding = optional_bool(m, "onboarding", where);
+  if (!onboarding) {
+    return tl::unexpected(onboarding.error());
+  }
+  settings.onboarding = *onboarding;
   if (auto s = read_manual_operations(m, where, settings); !s) {
     return s;
   }
@@ -234,7 +239,11 @@ Status check_acquirer_route(const std::string& route) {
   return {};
 }
 
-Result<MerchantFile> load_merchant_file(const std::string& path) {
+namespace {
+
+// The merchants of one file, added to `credentials` and `out` (names and appKeys unique across
+// both files).
+Status read_file(const std::string& path, http::Credentials& credentials, MerchantFile& out) {
   auto doc = read_json_file(path);
   if (!doc) {
     return tl::unexpected(doc.error());
@@ -249,11 +258,26 @@ Result<MerchantFile> load_merchant_file(const std::string& path) {
       return tl::unexpected(invalid(path, "unknown field \"" + field + "\""));
     }
   }
+  for (size_t i = 0; i < merchants->items().size(); ++i) {
+    if (auto s = read_merchant(merchants->items()[i], i, credentials, out); !s) {
+      return tl::unexpected(invalid(path, s.error().message));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<MerchantFile> load_merchant_file(const std::string& path, const std::string& onboarded_path) {
   auto credentials = std::make_shared<http::Credentials>();
   MerchantFile out;
-  for (size_t i = 0; i < merchants->items().size(); ++i) {
-    if (auto s = read_merchant(merchants->items()[i], i, *credentials, out); !s) {
-      return tl::unexpected(invalid(path, s.error().message));
+  if (auto s = read_file(path, *credentials, out); !s) {
+    return tl::unexpected(s.error());
+  }
+  if (!onboarded_path.empty()) {
+    auto s = read_file(onboarded_path, *credentials, out);
+    if (!s && s.error().code != ErrorCode::kNotFound) {
+      return tl::unexpected(s.error());
     }
   }
   out.credentials = std::move(credentials);

@@ -26,6 +26,9 @@ struct MerchantSettings {
   bool require_secure_proxy = false;  ///< a raw card number is refused: tokens only
   bool manual_cancel = false;         ///< cancellations answer 501 cancel-manually
   bool manual_refund = false;         ///< refunds answer 501 refund-manually
+  /// The gateway's credentials for the configuration flow (/authorization/token and
+  /// /authorization/credentials): they open those routes and nothing else.
+  bool onboarding = false;
 };
 
 struct MerchantFile {
@@ -43,7 +46,8 @@ Status check_acquirer_route(const std::string& route);
 /// Reads and checks the whole file: a missing, empty or non-string token, a duplicate appKey
 /// or name, a duplicate JSON member, an unknown field or an unreadable secret file is a
 /// kInvalidArgument naming the place. Secrets may be given inline, as `...File` (a path) or
-/// as `...Env` (an environment variable's name).
-Result<MerchantFile> load_merchant_file(const std::string& path);
+/// as `...Env` (an environment variable's name). The merchants of `onboarded_path` (written by
+/// the configuration flow; absent: none) are added to those of `path`.
+Result<MerchantFile> load_merchant_file(const std::string& path, const std::string& onboarded_path = {});
 
 }  // namespace idempay::app

@@ -87,6 +87,14 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   const std::string_view path = request.path;
   const bool is_get = request.method == "GET";
   const bool is_post = request.method == "POST";
+  constexpr std::string_view kFlow = "/authorization/";
+  if (options_.onboarding != nullptr && path.substr(0, kFlow.size()) == kFlow) {
+    return configuration_flow(path.substr(kFlow.size()), request, respond);
+  }
+  // The configuration flow's credentials open nothing else.
+  if (!request.principal.empty() && settings_of(request.principal).onboarding) {
+    return respond(ppp_error(403, "forbidden", "these credentials are for the configuration flow only"));
+  }
   if (path == "/manifest") {
     return respond(is_get ? http::Response(200, options_.manifest.manifest_json) : method_not_allowed("GET"));
   }
@@ -283,6 +291,65 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
     w.end_object();
     respond(http::Response(status >= 500 ? 500 : 200, std::move(w).take()));
   });
+}
+
+// The configuration flow (notes/ppp.md §3.8). The token and credentials steps are the
+// gateway's, with the credentials configured for the flow; the redirect step is the merchant's
+// browser, public, and its token is the capability.
+void PppHandler::configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond) {
+  const bool gateway_step = step == "token" || step == "credentials";
+  if (gateway_step && !settings_of(request.principal).onboarding) {
+    return respond(ppp_error(403, "forbidden", "the configuration flow needs the credentials configured for it"));
+  }
+  if (step == "token") {
+    if (request.method != "POST") {
+      return respond(method_not_allowed("POST"));
+    }
+    auto doc = JsonValue::parse(request.body);
+    if (!doc || doc->string_or("applicationId") != "vtex") {
+      return respond(ppp_error(400, "invalid-request", "applicationId must be \"vtex\" and returnUrl a URL"));
+    }
+    auto token = options_.onboarding->issue_token(doc->string_or("returnUrl"));
+    if (!token) {
+      return respond(ppp_error(token.error().code == ErrorCode::kUnavailable ? 503 : 400, "invalid-request",
+                               token.error().message));
+    }
+    JsonWriter w;
+    w.begin_object().key("applicationId").string("vtex").key("token").string(*token).end_object();
+    return respond(http::Response(200, std::move(w).take()));
+  }
+  if (request.method != "GET") {
+    return respond(gateway_step || step == "redirect" ? method_not_allowed("GET")
+                                                      : problem(404, "Not Found", "no such route"));
+  }
+  if (step == "redirect") {
+    auto page = options_.onboarding->consent_page(query_parameter(request.query, "token"));
+    if (!page) {
+      return respond(problem(404, "Not Found", "this link is unknown or has expired; start again from the store"));
+    }
+    auto r = http::Response(200, std::move(*page), "text/html; charset=utf-8");
+    r.headers.push_back({"cache-control", "no-store"});
+    r.headers.push_back({"content-security-policy", "default-src 'none'"});
+    return respond(std::move(r));
+  }
+  if (step != "credentials") {
+    return respond(problem(404, "Not Found", "no such route"));
+  }
+  options_.onboarding->exchange(std::string(query_parameter(request.query, "authorizationCode")),
+                                [respond](Result<IssuedCredentials> issued) {
+                                  if (!issued) {
+                                    bool retry = issued.error().code == ErrorCode::kUnavailable;
+                                    return respond(ppp_error(retry ? 503 : 404, retry ? "unavailable" : "not-found",
+                                                             issued.error().message));
+                                  }
+                                  JsonWriter w;
+                                  w.begin_object().key("applicationId").string("vtex");
+                                  w.key("appKey").string(issued->app_key).key("appToken").string(issued->app_token);
+                                  w.end_object();
+                                  auto r = http::Response(200, std::move(w).take());
+                                  r.headers.push_back({"cache-control", "no-store"});
+                                  respond(std::move(r));
+                                });
 }
 
 }  // namespace idempay::app

@@ -8,14 +8,16 @@
 #include "idempay/http/url.hpp"
 #include "manifest.hpp"
 #include "merchant_directory.hpp"
+#include "onboarding.hpp"
 
 namespace idempay::app {
 
 /// The PPP routes: GET /manifest, GET /payment-methods, POST /payments,
 /// POST /payments/{paymentId}/{cancellations|settlements|refunds}, the inbound routes
 /// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
-/// POST /webhooks/acquirer. Parses and validates with protocol/, hands the payment to the
-/// PaymentService, answers through the responder.
+/// POST /webhooks/acquirer, and the configuration flow (POST /authorization/token, GET
+/// /authorization/redirect, GET /authorization/credentials). Parses and validates with
+/// protocol/, hands the payment to the PaymentService, answers through the responder.
 struct PppHandlerOptions {
   /// Raw secrets accepted on POST /webhooks/acquirer (several during rotation).
   std::vector<std::string> webhook_keys;
@@ -29,6 +31,8 @@ struct PppHandlerOptions {
   const MerchantDirectory* merchants = nullptr;
   /// The methods offered and the documents that say so; default: every method, no split.
   Manifest manifest = default_manifest();
+  /// The configuration flow (/authorization/*); null: its routes do not exist.
+  Onboarding* onboarding = nullptr;
 };
 
 /// The header the gateway's homologation suite marks its requests with.
@@ -48,6 +52,7 @@ private:
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);
   MerchantSettings settings_of(const std::string& merchant) const;
+  void configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
   PppHandlerOptions options_;

@@ -21,6 +21,7 @@
 #include "idempay/protocol/webhooks.hpp"
 #include "idempay/storage/store.hpp"
 #include "merchants.hpp"
+#include "onboarding.hpp"
 #include "ppp_handler.hpp"
 #include "private_files.hpp"
 
@@ -115,16 +116,17 @@ Result<std::string> merchants_path(const ServeConfig& config) {
 // SIGHUP: the merchants file is read again; if it is valid, new credentials and settings apply
 // to the next request (payments already created keep their acquirer); if not, the old ones
 // stay and the error is logged.
-void reload_merchants(const std::string& path, http::Server& server, MerchantDirectory& merchants) {
-  auto reloaded = load_merchant_file(path);
+void reload_merchants(const std::string& path, const std::string& onboarded, http::Server& server,
+                      MerchantDirectory& merchants) {
+  auto reloaded = load_merchant_file(path, onboarded);
   if (!reloaded) {
-    spdlog::error("SIGHUP: {} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
+    spdlog::error("{} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
     return;
   }
   size_t count = reloaded->credentials->size();
   server.set_credentials(reloaded->credentials);
   merchants.replace(std::move(*reloaded));
-  spdlog::info("SIGHUP: {} reloaded ({} merchants)", path, count);
+  spdlog::info("{} reloaded ({} merchants)", path, count);
 }
 
 Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
@@ -292,7 +294,8 @@ int run_serve(const ServeConfig& given) {
     return 1;
   }
   auto path = merchants_path(config);
-  auto merchants = path ? load_merchant_file(*path) : tl::unexpected(path.error());
+  const std::string onboarded = (std::filesystem::path(config.data_dir) / "onboarded-merchants.json").string();
+  auto merchants = path ? load_merchant_file(*path, onboarded) : tl::unexpected(path.error());
   if (!merchants) {
     spdlog::error("{}", merchants.error().message);
     return 2;
@@ -339,10 +342,13 @@ int run_serve(const ServeConfig& given) {
   }
   auto callback_hosts = http::HostAllowlist::parse(config.callback_allowed_hosts);
   auto proxy_hosts = http::HostAllowlist::parse(config.secure_proxy_allowed_hosts);
-  if (!callback_hosts || !proxy_hosts) {
-    spdlog::error("--callback-allowed-hosts / --secure-proxy-allowed-hosts: {}",
-                  (callback_hosts ? proxy_hosts.error() : callback_hosts.error()).message);
-    return 2;
+  auto return_hosts = http::HostAllowlist::parse(config.onboarding_return_hosts);
+  for (auto* hosts : {&callback_hosts, &proxy_hosts, &return_hosts}) {
+    if (!*hosts) {
+      spdlog::error("--callback-allowed-hosts / --secure-proxy-allowed-hosts / --onboarding-return-hosts: {}",
+                    hosts->error().message);
+      return 2;
+    }
   }
   http::DestinationRules callback_rules{*callback_hosts, config.callback_allow_private};
   CallbackTransportOptions transport_options;
@@ -370,9 +376,17 @@ int run_serve(const ServeConfig& given) {
   handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
   handler_options.merchants = directory.get();
   handler_options.manifest = std::move(*manifest);
+  std::unique_ptr<http::Server> server;  // the flow's new merchants are activated on it
+  OnboardingOptions flow;
+  flow.issued_path = onboarded;
+  flow.return_urls = http::DestinationRules{*return_hosts, config.callback_allow_private};
+  flow.activate = [&] { reload_merchants(*path, onboarded, *server, *directory); };
+  auto onboarding = std::make_unique<Onboarding>(std::move(flow));
+  handler_options.onboarding = onboarding.get();
   PppHandler handler(*service, std::move(handler_options));
   set_server_limits(config, server_options);
-  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*"};
+  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*",
+                                 "/authorization/redirect"};
   server_options.credentials = credentials;
   for (const auto& [key, token] : ppp::kCredentialHeaders) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});
@@ -381,7 +395,7 @@ int run_serve(const ServeConfig& given) {
   server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
     return http::Response(status, ppp::write_error(code, message));
   };
-  auto server = std::make_unique<http::Server>(server_options, handler);
+  server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();  // answers 503 until the service has started
   if (!port) {
     spdlog::error("{}", port.error().message);
@@ -404,13 +418,14 @@ int run_serve(const ServeConfig& given) {
 
   int sig = 0;
   while ((sig = wait_for_service_signal()) == SIGHUP) {
-    reload_merchants(*path, *server, *directory);
+    reload_merchants(*path, onboarded, *server, *directory);
   }
   spdlog::info("signal {} received: draining", sig);
   size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));
   if (left > 0) {
     spdlog::warn("{} requests still unanswered after the drain timeout", left);
   }
+  onboarding.reset();  // its last exchange, if any, reloads the merchants: before they go
   // Order matters: actors stop first, then the store (which completes pending commits),
   // then the acquirers (in the directory), then the objects the callbacks of both may reach.
   service->shutdown();
