@@ -4,6 +4,7 @@
 
 #include "idempay/protocol/json_read.hpp"
 #include "idempay/protocol/json_writer.hpp"
+#include "merchants.hpp"
 #include "private_files.hpp"
 
 namespace idempay::app {
@@ -43,7 +44,7 @@ Result<int64_t> seconds(const JsonValue& m, std::string_view name, int64_t fallb
 
 Result<std::pair<std::string, ppp::MethodTerms>> read_method(const JsonValue& m, const std::string& where) {
   if (auto s = check_members(m, where, {"name", "allowsSplit", "delayToAutoSettle", "delayToAutoSettleAfterAntifraud",
-                                        "delayToCancel"});
+                                        "delayToCancel", "manualOperations"});
       !s) {
     return tl::unexpected(s.error());
   }
@@ -75,6 +76,9 @@ Result<std::pair<std::string, ppp::MethodTerms>> read_method(const JsonValue& m,
   terms.delay_to_auto_settle = *settle;
   terms.delay_to_auto_settle_after_antifraud = *antifraud;
   terms.delay_to_cancel = *cancel;
+  if (auto s = read_manual_operations(m, where, terms.manual_cancel, terms.manual_refund); !s) {
+    return tl::unexpected(s.error());
+  }
   return std::make_pair(std::move(name), terms);
 }
 

@@ -104,24 +104,6 @@ Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string&
   return tl::unexpected(invalid(where, "testSuite must be \"route\", \"refuse\" or \"only\""));
 }
 
-// "manualOperations": ["cancel", "refund"]: what this merchant's acquirer cannot do by API.
-Status read_manual_operations(const JsonValue& m, const std::string& where, MerchantSettings& settings) {
-  const JsonValue* v = m.find("manualOperations");
-  if (v == nullptr) {
-    return {};
-  }
-  if (v->type() != JsonValue::Type::kArray) {
-    return tl::unexpected(invalid(where, "manualOperations must be an array of \"cancel\" and \"refund\""));
-  }
-  for (const JsonValue& item : v->items()) {
-    bool known = item.type() == JsonValue::Type::kString && (item.text() == "cancel" || item.text() == "refund");
-    if (!known) {
-      return tl::unexpected(invalid(where, "manualOperations may name only \"cancel\" and \"refund\""));
-    }
-    (item.text() == "cancel" ? settings.manual_cancel : settings.manual_refund) = true;
-  }
-  return {};
-}
 
 Result<bool> optional_bool(const JsonValue& m, std::string_view name, const std::string& where) {
   const JsonValue* v = m.find(name);
@@ -196,7 +178,7 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
     return tl::unexpected(onboarding.error());
   }
   settings.onboarding = *onboarding;
-  if (auto s = read_manual_operations(m, where, settings); !s) {
+  if (auto s = read_manual_operations(m, where, settings.manual_cancel, settings.manual_refund); !s) {
     return s;
   }
   auto acquirer = optional_string(m, "acquirer", where);
@@ -228,6 +210,24 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
 }
 
 }  // namespace
+
+Status read_manual_operations(const JsonValue& entry, const std::string& where, bool& cancel, bool& refund) {
+  const JsonValue* v = entry.find("manualOperations");
+  if (v == nullptr) {
+    return {};
+  }
+  if (v->type() != JsonValue::Type::kArray) {
+    return tl::unexpected(invalid(where, "manualOperations must be an array of \"cancel\" and \"refund\""));
+  }
+  for (const JsonValue& item : v->items()) {
+    bool known = item.type() == JsonValue::Type::kString && (item.text() == "cancel" || item.text() == "refund");
+    if (!known) {
+      return tl::unexpected(invalid(where, "manualOperations may name only \"cancel\" and \"refund\""));
+    }
+    (item.text() == "cancel" ? cancel : refund) = true;
+  }
+  return {};
+}
 
 Status check_acquirer_route(const std::string& route) {
   if (route == kStubRoute) {

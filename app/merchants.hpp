@@ -8,6 +8,7 @@
 
 #include "idempay/http/credentials.hpp"
 #include "idempay/protocol/error.hpp"
+#include "idempay/protocol/json_read.hpp"
 
 namespace idempay::app {
 
@@ -39,6 +40,10 @@ struct MerchantFile {
 
 /// The route of the in-process acquirer stub.
 inline constexpr std::string_view kStubRoute = "stub";
+
+/// `"manualOperations": ["cancel", "refund"]` of a merchant or a method, when present: the
+/// kinds done by hand (501) instead of by the acquirer. kInvalidArgument naming `where` else.
+Status read_manual_operations(const JsonValue& entry, const std::string& where, bool& cancel, bool& refund);
 
 /// "stub" or a valid http(s) URL: what a merchant's "acquirer" and --acquirer may name.
 Status check_acquirer_route(const std::string& route);

@@ -164,6 +164,16 @@ class Process:
         return time.time() - started
 
 
+METHODS = ["Visa", "Mastercard", "American Express", "Diners", "Elo", "Hipercard", "Discover", "JCB", "Pix",
+           "BankInvoice", "Promissories", "Venda Direta Credito", "Venda Direta Debito"]
+
+
+def manifest_supported(binary):
+    """Binaries from before --manifest (A/B runs against an older build) take none."""
+    out = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True).stdout
+    return "--manifest" in out
+
+
 class Idempay(Process):
     def __init__(self, binary, work, name, extra=(), data_dir=None):
         self.dir = work / name
@@ -171,9 +181,14 @@ class Idempay(Process):
         self.data_dir = data_dir or self.dir / "data"
         (self.dir / "credentials.json").write_text(json.dumps({"merchants": [
             {"name": "bench", "appKey": KEY, "appToken": TOKEN}]}))
+        # The storefront body is a marketplace order: its recipients split Visa on authorization.
+        (self.dir / "manifest.json").write_text(json.dumps({"paymentMethods": [
+            {"name": name, "allowsSplit": "onAuthorize" if name == "Visa" else "disabled"} for name in METHODS]}))
         port = free_port()
         super().__init__([str(binary), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(self.data_dir),
-                          "--credentials", str(self.dir / "credentials.json"), *extra],
+                          "--credentials", str(self.dir / "credentials.json"),
+                          *(["--manifest", str(self.dir / "manifest.json")] if manifest_supported(binary) else []),
+                          *extra],
                          self.dir / "server.log", port)
         self.url = f"http://127.0.0.1:{port}"
 

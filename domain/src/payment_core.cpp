@@ -744,7 +744,10 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
                                              std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
                         refusal_of(req, s.error()));
   }
-  if (req.manual && req.kind != ppp::OperationKind::kSettle) {
+  const ppp::MethodTerms& terms = config.terms(p.record->payment_method);
+  bool by_hand = req.manual || (req.kind == ppp::OperationKind::kCancel && terms.manual_cancel) ||
+                 (req.kind == ppp::OperationKind::kRefund && terms.manual_refund);
+  if (by_hand && req.kind != ppp::OperationKind::kSettle) {
     return done_without_acquirer(p, a, manual_response(req), 501, now);
   }
   OperationRecord op;

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import CALLBACK_ARGS, create_body, ledger, request
+from conftest import ACQUIRER_SECRET, CALLBACK_ARGS, create_body, free_port, ledger, request
 from receiver import callback_body
 from schema import validate
 
@@ -151,18 +151,25 @@ def test_split_payments_follow_the_methods_split_mode(split_connector):
     assert len(ledger(stub)["captures"]) == 1 and len(ledger(stub)["refunds"]) == 1
 
 
-def test_a_challenged_card_answers_undefined_with_the_challenge_and_completes_by_webhook(connector_factory, receiver):
-    c = connector_factory(extra_args=CALLBACK_ARGS)
+def test_a_challenged_card_answers_undefined_with_the_challenge_and_completes_by_webhook(connector_factory, stubs,
+                                                                                      receiver):
+    port = free_port()  # the connector's, where the stub reports the challenges' outcomes
+    stub = stubs("--pending-delay-ms", "300", "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
+                 "--webhook-secret", ACQUIRER_SECRET)
+    c = connector_factory(acquirer=stub.url, listen=f"127.0.0.1:{port}",
+                          extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
     r = receiver()
-    answers = {}
     for pid, card in [("3ds-ok", "4000000000003220"), ("3ds-no", "4000000000003238")]:
         status, raw, _ = c.post("/payments", create_body(pid, card=card, callbackUrl=r.url()))
-        answers[pid] = validate(raw, "/payments", "post", 200)
-        assert answers[pid]["status"] == "undefined"
-        assert "/3ds/" in answers[pid]["paymentUrl"] and answers[pid]["redirectUrl"] == answers[pid]["paymentUrl"]
+        answer = validate(raw, "/payments", "post", 200)
+        assert answer["status"] == "undefined"
+        assert "/3ds/" in answer["paymentUrl"] and answer["redirectUrl"] == answer["paymentUrl"]
     assert r.wait_for(lambda rv: len(rv.processed) >= 2, timeout=30)
     outcomes = {callback_body(q)["paymentId"]: callback_body(q)["status"] for q in r.requests}
     assert outcomes == {"3ds-ok": "approved", "3ds-no": "denied"}
     status, raw, _ = c.post("/payments", create_body("3ds-ok", card="4000000000003220", callbackUrl=r.url()))
     final = validate(raw, "/payments", "post", 200)
     assert final["status"] == "approved" and "paymentUrl" not in final
+    book = ledger(stub)["authorizations"]
+    assert book["3ds-ok"]["charges"] == 1 and book["3ds-no"]["charges"] == 0
+    assert book["3ds-ok"]["calls"] == 1 and book["3ds-no"]["calls"] == 1

@@ -116,3 +116,19 @@ def test_settlements_may_exceed_the_amount_up_to_the_acquirers_max_value(connect
     # Only an approval carries a maxValue.
     status, raw, _ = c.post("/payments", create_body("mv-2", value=100, card="4444333322221112"))
     assert json.loads(raw)["status"] == "denied" and "maxValue" not in json.loads(raw)
+
+
+def test_a_method_may_be_refunded_by_hand(connector_factory, stubs, tmp_path):
+    stub = stubs()
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"paymentMethods": [{"name": "Visa"},
+                                                       {"name": "Elo", "manualOperations": ["refund"]}]}))
+    c = connector_factory(acquirer=stub.url, extra_args=["--manifest", str(manifest)])
+    approved_and_settled(c, "mm-visa")
+    status, raw, _ = c.post("/payments", create_body("mm-elo", value=50, paymentMethod="Elo"))
+    assert status == 200
+    assert post(c, "mm-elo", "settlements", {"requestId": "mm-elo-s", "value": 50})[0] == 200
+    status, raw = post(c, "mm-elo", "refunds", {"requestId": "mm-elo-r", "value": 10})
+    assert status == 501 and validate(raw, REFUND, "post", 501)["code"] == "refund-manually"
+    assert post(c, "mm-visa", "refunds", {"requestId": "mm-visa-r", "value": 10})[0] == 200
+    assert [e["amount"] for e in ledger(stub)["refunds"].values()] == [10]

@@ -525,6 +525,16 @@ TEST(PaymentCoreTest, ManualOperationsAnswer501AndChangeNothing) {
   EXPECT_EQ(write_to(configured, Space::kPayments), nullptr);
   ASSERT_NE(write_to(configured, Space::kOperations), nullptr);
 
+  // A method refunded by hand (the manifest's manualOperations): the same, for any merchant.
+  CoreConfig by_method = config();
+  by_method.methods["Visa"].manual_refund = true;
+  auto plain = operation(ppp::OperationKind::kRefund, 100);
+  auto fp = op_fingerprint(plain);
+  Decision method_manual = start_operation(settled, OperationArrival{plain, kMerchant, fp},
+                                           std::optional<StoredOperation>(), by_method, kNow);
+  EXPECT_EQ(method_manual.answer->outcome, Outcome::kManual);
+  EXPECT_EQ(start(settled, plain).next, Next::kOperate);  // other configurations: the acquirer
+
   auto too_much = operation(ppp::OperationKind::kRefund, 100'000);
   too_much.manual = true;
   EXPECT_EQ(start(settled, too_much).answer->outcome, Outcome::kFailed);  // refused first

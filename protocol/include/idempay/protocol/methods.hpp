@@ -84,6 +84,8 @@ struct MethodTerms {
   int64_t delay_to_auto_settle = 21'600;                 ///< at most 604800 (7 days)
   int64_t delay_to_auto_settle_after_antifraud = 1'800;  ///< at most 604800
   int64_t delay_to_cancel = 21'600;                      ///< 600..2592000; Pix 900..3600
+  bool manual_cancel = false;  ///< cancellations of this method are done by hand (501 cancel-manually)
+  bool manual_refund = false;  ///< refunds of this method are done by hand (501 refund-manually)
 };
 
 }  // namespace idempay::ppp
