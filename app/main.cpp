@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_HEADER_TIMEOUT_MS")->capture_default_str();
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--drain-grace-ms", serve.drain_grace_ms,
+                "on SIGTERM, how long /health/ready says no before the drain starts (load balancer's check interval)")
+      ->envname("IDEMPAY_DRAIN_GRACE_MS")->capture_default_str();
 
   s->add_option("--acquirer-webhook-secret", serve.acquirer_webhook_secrets,
                 "whsec_ secret(s) that sign acquirer webhooks (repeat during rotation)")

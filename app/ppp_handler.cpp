@@ -98,11 +98,15 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   if (path == "/manifest") {
     return respond(is_get ? http::Response(200, options_.manifest.manifest_json) : method_not_allowed("GET"));
   }
-  if (path == "/health") {
+  if (path == "/health" || path == "/health/live" || path == "/health/ready") {
     if (!is_get) {
       return respond(method_not_allowed("GET"));
     }
-    return service_.health([respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); });
+    if (path == "/health/live") {  // the process runs and its I/O threads answer
+      return respond(http::Response(200, R"({"status":"live"})"));
+    }
+    auto reply = [respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); };
+    return path == "/health" ? service_.health(std::move(reply)) : service_.readiness(std::move(reply));
   }
   if (path == "/payment-methods") {
     return respond(is_get ? http::Response(200, options_.manifest.payment_methods_json) : method_not_allowed("GET"));

@@ -385,8 +385,8 @@ int run_serve(const ServeConfig& given) {
   handler_options.onboarding = onboarding.get();
   PppHandler handler(*service, std::move(handler_options));
   set_server_limits(config, server_options);
-  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/webhooks/acquirer", "/pos/*",
-                                 "/authorization/redirect"};
+  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
+                                 "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};
   server_options.credentials = credentials;
   for (const auto& [key, token] : ppp::kCredentialHeaders) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});
@@ -419,6 +419,13 @@ int run_serve(const ServeConfig& given) {
   int sig = 0;
   while ((sig = wait_for_service_signal()) == SIGHUP) {
     reload_merchants(*path, onboarded, *server, *directory);
+  }
+  // Not ready first, so that the load balancer stops sending; requests keep being served
+  // meanwhile, and then the drain waits for those in flight.
+  service->begin_drain();
+  if (config.drain_grace_ms > 0) {
+    spdlog::info("signal {} received: not ready; draining in {} ms", sig, config.drain_grace_ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(config.drain_grace_ms));
   }
   spdlog::info("signal {} received: draining", sig);
   size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -37,10 +38,15 @@ struct HealthState {
   std::atomic<int64_t> checked_at{0};
   std::atomic<bool> ok{false};
   std::atomic<bool> checking{false};
+  std::atomic<int64_t> started_at{0};          // of the check in flight
+  static constexpr int64_t kProbeLimit = 2'000;  // ms: a write probe slower than this is a no
 };
 
 struct PaymentService::Impl {
-  std::shared_ptr<HealthState> health = std::make_shared<HealthState>();
+  std::shared_ptr<HealthState> health = std::make_shared<HealthState>();     // the store answers a read
+  std::shared_ptr<HealthState> writable = std::make_shared<HealthState>();   // ... and takes a write
+  std::atomic<bool> draining{false};
+  void probe_writes(std::function<void()> then);
   storage::Store& store;
   std::unique_ptr<AcquirerRoutes> single;  // when constructed with one acquirer
   AcquirerRoutes& acquirers;
@@ -146,6 +152,9 @@ Status PaymentService::start(std::string public_url) {
   impl_->sweeper = impl_->system->spawn(sweeper_actor, impl_->directory.get(), tick, std::max<uint64_t>(idle_ticks, 1));
   impl_->recovery = impl_->system->spawn(recovery_actor, &impl_->context);
   impl_->published.store(impl_->directory.get(), std::memory_order_release);  // last: all is set
+  auto probed = std::make_shared<std::promise<void>>();
+  impl_->probe_writes([probed] { probed->set_value(); });
+  probed->get_future().wait_for(std::chrono::seconds(10));  // readiness knows before the first ask
   return {};
 }
 
@@ -219,6 +228,50 @@ void PaymentService::health(ReplyFn reply) {
     reply(answer(read.has_value()));
   });
 }
+
+// Readiness: started, not draining, and the store takes a synced write (a full disk or a
+// failing database says no). The answer never waits for the store: it is the last probe's
+// result (one probe in flight at most, a new one once the last is a second old, each instance
+// writing a key of its own), and a probe unanswered for two seconds counts as a no. start()
+// makes the first probe, so that the first answer is already known.
+void PaymentService::Impl::probe_writes(std::function<void()> then) {
+  auto state = writable;
+  bool fresh = now_unix_ms() - state->checked_at.load() < HealthState::kHealthFresh;
+  if (fresh || state->checking.exchange(true)) {
+    return then ? then() : void();
+  }
+  state->started_at = now_unix_ms();
+  std::string key = "health-probe/" + (options.instance.empty() ? "local" : options.instance);
+  storage::Batch probe{{Space::kMeta, std::move(key), std::to_string(now_unix_ms()), std::nullopt, true}};
+  store.commit(std::move(probe), [state, then = std::move(then)](const storage::CommitResult& committed) {
+    if (!committed) {
+      spdlog::warn("readiness: the store does not take writes: {}", committed.error().message);
+    }
+    state->ok = committed.has_value();
+    state->checked_at = now_unix_ms();
+    state->checking = false;
+    if (then) {
+      then();
+    }
+  });
+}
+
+void PaymentService::readiness(ReplyFn reply) {
+  if (impl_->live() == nullptr) {
+    return reply(error_reply(Outcome::kRetry, "starting", "the payment engine is not running"));
+  }
+  if (impl_->draining.load()) {
+    return reply(error_reply(Outcome::kRetry, "draining", "this instance is shutting down"));
+  }
+  impl_->probe_writes(nullptr);
+  const auto& state = *impl_->writable;
+  bool stuck = state.checking.load() && now_unix_ms() - state.started_at.load() > HealthState::kProbeLimit;
+  reply(state.ok.load() && !stuck
+            ? Reply{Outcome::kDone, R"({"status":"ready","instance":")" + impl_->options.instance + R"("})"}
+            : error_reply(Outcome::kRetry, "store-not-writable", "the store does not take writes"));
+}
+
+void PaymentService::begin_drain() { impl_->draining = true; }
 
 size_t PaymentService::live_actors() {
   Directory* directory = impl_->live();

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, Connector, concurrently, create_body, ledger
+from conftest import BIN, Connector, concurrently, create_body, ledger, request
 
 
 @pytest.fixture
@@ -26,6 +26,18 @@ def small_tmpfs(tmp_path):
 
 def grow(mount_point, size):
     subprocess.run(["mount", "-o", f"remount,size={size}", str(mount_point)], check=True)
+
+
+def wait_for_readiness(c, wanted, timeout=10):
+    """Readiness answers from its last write probe (a second old at most, or two seconds in
+    flight): polled until it says `wanted`."""
+    deadline = time.time() + timeout
+    while True:
+        status, raw, _ = request(c.port, "GET", "/health/ready", headers={})
+        if status == wanted:
+            return json.loads(raw)
+        assert time.time() < deadline, (status, raw)
+        time.sleep(0.2)
 
 
 def padded(payment_id):
@@ -77,6 +89,9 @@ def test_full_disk_is_an_outage_not_a_crash(base_dir, small_tmpfs, stub_server):
             again, replayed, _ = c.post("/payments", padded(pid))
             assert (again, replayed) == (200, raw), pid
         assert c.post("/payments", padded("full-late"))[0] in (500, 503)
+        # Not ready while nothing can be written (the load balancer sends elsewhere); alive.
+        assert wait_for_readiness(c, 503)["code"] == "store-not-writable"
+        assert request(c.port, "GET", "/health/live", headers={})[0] == 200
 
         grow(small_tmpfs, "64m")  # space is back; no restart
         deadline = time.time() + 60
@@ -84,6 +99,7 @@ def test_full_disk_is_an_outage_not_a_crash(base_dir, small_tmpfs, stub_server):
             assert time.time() < deadline, "writes did not resume once space was back"
             time.sleep(0.5)
         assert b"storage healthy again" in c.process.log_path.read_bytes()
+        assert wait_for_readiness(c, 200)["status"] == "ready"
         # The gateway retries what was refused: each payment is charged exactly once.
         for pid in list(refused) + ["full-late"]:
             status, raw, _ = c.post("/payments", padded(pid))

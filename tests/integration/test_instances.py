@@ -381,6 +381,13 @@ def test_an_instance_cut_off_from_the_database_answers_retryably(connector_facto
         status, health, _ = cut_off.get("/health", {})
         assert status == 503
         assert str(proxy.port).encode() not in health and b"127.0.0.1" not in health  # nothing for strangers
+        # Its store takes no write: not ready within the probe's two seconds (readiness never
+        # waits for the store, it answers from the last probe).
+        deadline = time.time() + 10
+        while cut_off.get("/health/ready", {})[0] != 503:
+            assert time.time() < deadline, "readiness did not notice the partition"
+            time.sleep(0.2)
+        assert healthy.get("/health/ready", {})[0] == 200
         proxy.forwarding.set()  # the link is back
 
         cut_answers = [(s, d) for on_cut, s, d in outcomes[10:] if on_cut]

@@ -133,6 +133,14 @@ public:
   /// (off the caller's thread), kRetry otherwise. The body names this instance.
   void health(ReplyFn reply);
 
+  /// For a load balancer's readiness check: kDone once started, while not draining and while
+  /// the store takes a write (a small synced write at most once a second, one in flight);
+  /// kRetry otherwise. Liveness needs nothing from here: the process answers.
+  void readiness(ReplyFn reply);
+
+  /// Readiness answers kRetry from now on (SIGTERM: the load balancer stops sending first).
+  void begin_drain();
+
   /// Number of live payment actors (blocking query, for tests and benchmarks).
   size_t live_actors();
 
