@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   ::umask(077);
 
   CLI::App app{"idempay: exactly-once payment connector for the VTEX Payment Provider Protocol"};
+  app.set_version_flag("--version", std::string("idempay ") + IDEMPAY_VERSION + " (commit " + IDEMPAY_COMMIT + ")");
   app.require_subcommand(1);
   app.set_config("--config", "", "read options from a TOML/INI file");
   std::string log_format = "text";

@@ -3,7 +3,10 @@ import json
 import threading
 import time
 
-from conftest import create_body
+import re
+import subprocess
+
+from conftest import BIN, create_body
 
 
 def test_sigterm_drains_in_flight_requests(connector_factory):
@@ -28,3 +31,9 @@ def test_sigterm_drains_in_flight_requests(connector_factory):
     for i in range(8):
         status, raw, _ = connector.post("/payments", create_body(f"drain-{i}"))
         assert json.loads(raw)["status"] == "approved"
+
+
+def test_version_names_the_release_and_the_commit():
+    out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout
+    assert re.fullmatch(r"idempay \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}|unknown)\)\n", out), out
+
