@@ -6,7 +6,7 @@ packages=(
   libcaf-dev librocksdb-dev libsimdjson-dev libboost-dev libssl-dev libexpected-dev
   libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
   python3 python3-pytest python3-jsonschema
-  wrk nginx-light haproxy procps zbar-tools rocksdb-tools openssl spin
+  wrk nginx-light haproxy procps zbar-tools rocksdb-tools openssl spin clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

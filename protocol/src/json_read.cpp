@@ -65,6 +65,9 @@ struct JsonBuilder {
 };
 
 Result<JsonValue> JsonValue::parse(std::string_view json) {
+  if (json.empty()) {  // also a null data pointer, which simdjson must not be handed (found by fuzz_webhook)
+    return make_error(ErrorCode::kInvalidArgument, "invalid JSON: empty");
+  }
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
   auto err = parser.parse(json.data(), json.size(), true).get(root);
