@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_HEADER_TIMEOUT_MS")->capture_default_str();
   s->add_option("--drain-timeout-ms", serve.drain_timeout_ms, "how long shutdown waits for requests in flight")
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
+  s->add_option("--access-log", serve.access_log, "one JSON line per request: '-' (stderr), a file, or 'off'")
+      ->envname("IDEMPAY_ACCESS_LOG")->capture_default_str();
   s->add_option("--drain-grace-ms", serve.drain_grace_ms,
                 "on SIGTERM, how long /health/ready says no before the drain starts (load balancer's check interval)")
       ->envname("IDEMPAY_DRAIN_GRACE_MS")->capture_default_str();

@@ -68,9 +68,29 @@ unsigned http_status(actors::Outcome outcome) {
   return 500;
 }
 
-actors::ReplyFn to_responder(const http::Responder& respond) {
-  return [respond](actors::Reply reply) {
-    respond(http::Response(http_status(reply.outcome), std::move(reply.body)));
+std::string_view outcome_name(actors::Outcome outcome) {
+  switch (outcome) {
+    case actors::Outcome::kDone: return "done";
+    case actors::Outcome::kNotFound: return "not-found";
+    case actors::Outcome::kRefused: return "refused";
+    case actors::Outcome::kConflict: return "conflict";
+    case actors::Outcome::kRetry: return "retry";
+    case actors::Outcome::kFailed: return "failed";
+    case actors::Outcome::kManual: return "manual";
+  }
+  return "unknown";
+}
+
+// The answer, with what the access log adds: the command's outcome (and an operation's
+// requestId).
+actors::ReplyFn to_responder(const http::Responder& respond, std::string request_id = {}) {
+  return [respond, request_id = std::move(request_id)](actors::Reply reply) {
+    http::Response r(http_status(reply.outcome), std::move(reply.body));
+    r.log.emplace_back("outcome", outcome_name(reply.outcome));
+    if (!request_id.empty()) {
+      r.log.emplace_back("operationRequestId", request_id);
+    }
+    respond(std::move(r));
   };
 }
 
@@ -222,7 +242,8 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
   }
   parsed->manual = (kind == ppp::OperationKind::kCancel && merchant.manual_cancel) ||
                    (kind == ppp::OperationKind::kRefund && merchant.manual_refund);
-  service_.operate(std::move(*parsed), std::move(request.principal), to_responder(respond));
+  std::string request_id = parsed->request_id;
+  service_.operate(std::move(*parsed), std::move(request.principal), to_responder(respond, std::move(request_id)));
 }
 
 // Acquirer webhooks: the signature is checked over the raw bytes before anything is parsed.

@@ -20,6 +20,7 @@
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/webhooks.hpp"
 #include "idempay/storage/store.hpp"
+#include "access_log.hpp"
 #include "merchants.hpp"
 #include "onboarding.hpp"
 #include "ppp_handler.hpp"
@@ -392,6 +393,14 @@ int run_serve(const ServeConfig& given) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});
   }
   server_options.test_suite_header = std::string(kTestSuiteHeader);
+  if (config.access_log != "off") {
+    auto access = make_access_log(config.access_log);
+    if (!access) {
+      spdlog::error("{}", access.error().message);
+      return 2;
+    }
+    server_options.access_log = std::move(*access);
+  }
   server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
     return http::Response(status, ppp::write_error(code, message));
   };

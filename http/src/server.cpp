@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <unordered_map>
 #include <string_view>
 #include <thread>
@@ -234,6 +235,21 @@ bool is_plain_chunked(std::string_view te) {
   return beast::iequals(te, "chunked");
 }
 
+// The caller's X-Request-Id when it is safe to echo and log (1-64 of [A-Za-z0-9._:-]);
+// otherwise a fresh one, 16 hex digits.
+std::string request_id_of(std::string_view given) {
+  bool safe = !given.empty() && given.size() <= 64 && std::all_of(given.begin(), given.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-';
+  });
+  if (safe) {
+    return std::string(given);
+  }
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random()));
+  return hex;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
 public:
   Session(tcp::socket socket, Server::Impl& server, std::string source)
@@ -273,6 +289,11 @@ private:
       return refuse(400, "bad-request", "malformed HTTP request");
     }
     const auto& req = parser_->get();
+    started_ = std::chrono::steady_clock::now();
+    method_ = std::string(req.method_string());
+    std::string_view target = req.target();
+    path_ = std::string(target.substr(0, target.find('?')));
+    request_id_ = request_id_of(req["x-request-id"]);
     if (req.version() >= 11 && req.find(bhttp::field::host) == req.end()) {
       return refuse(400, "bad-request", "HTTP/1.1 requests need a Host header");
     }
@@ -284,8 +305,7 @@ private:
         return refuse(400, "bad-request", "Content-Length and Transfer-Encoding together are refused");
       }
     }
-    std::string_view target = req.target();
-    std::string_view path = target.substr(0, target.find('?'));
+    const std::string& path = path_;
     if (server_.authenticates() && !server_.is_public(path)) {
       auto now = std::chrono::steady_clock::now();
       if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
@@ -338,7 +358,8 @@ private:
     request.path = std::string(target.substr(0, q));
     request.query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
     request.method = std::string(req.method_string());
-    request.principal = std::move(principal_);
+    request.principal = principal_;
+    request.request_id = request_id_;
     for (const auto& field : req) {
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
@@ -365,6 +386,21 @@ private:
     for (auto& h : r.headers) {
       res_.set(h.name, h.value);
     }
+    if (request_id_.empty()) {  // refused before its headers were read
+      request_id_ = request_id_of({});
+    }
+    res_.set("x-request-id", request_id_);
+    if (server_.options.access_log) {
+      auto micros = started_ == std::chrono::steady_clock::time_point{}
+                        ? 0
+                        : std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_)
+                              .count();
+      server_.options.access_log(AccessRecord{request_id_, source_, method_, path_, r.status, micros, principal_, &r.log});
+    }
+    request_id_.clear();
+    started_ = {};
+    method_.clear();
+    path_.clear();
     res_.keep_alive(keep_alive_);
     res_.body() = std::move(r.body);
     res_.prepare_payload();
@@ -394,6 +430,11 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
   std::string principal_;  // of the request being read
+  // The request being answered, for X-Request-Id and the access log.
+  std::string request_id_;
+  std::string method_;
+  std::string path_;
+  std::chrono::steady_clock::time_point started_;
   bool keep_alive_ = true;
   bool counted_ = false;  // the answer being written was counted by begin_request
 };

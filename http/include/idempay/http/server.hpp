@@ -27,6 +27,7 @@ struct Request {
   std::vector<Header> headers;
   std::string body;
   std::string principal;  ///< the authenticated merchant's name; empty on public routes
+  std::string request_id;  ///< the caller's X-Request-Id if it is a safe one, else generated
 
   /// Value of the header named `lower_name`, empty if absent.
   std::string_view header(std::string_view lower_name) const;
@@ -41,6 +42,9 @@ struct Response {
   std::string body;
   std::string content_type = "application/json";
   std::vector<Header> headers;
+  /// What the access log line adds for this answer (route template, ids, outcome); never
+  /// sent. Names are the log's keys.
+  std::vector<std::pair<std::string, std::string>> log;
 };
 
 /// The one-shot reply channel of a request. Copyable and callable from any thread; the
@@ -75,6 +79,19 @@ struct CredentialHeaders {
   std::string key;
   std::string token;
 };
+
+/// One answered request, for the access log: never a body, a query string or a credential.
+struct AccessRecord {
+  std::string_view request_id;
+  std::string_view source;  ///< the client's address
+  std::string_view method;
+  std::string_view path;    ///< without the query string (which may carry tokens)
+  unsigned status = 0;
+  int64_t micros = 0;       ///< from the end of the headers to the answer handed to the socket
+  std::string_view principal;
+  const std::vector<std::pair<std::string, std::string>>* fields = nullptr;  ///< Response::log
+};
+using AccessLog = std::function<void(const AccessRecord&)>;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  ///< Default: loopback only
@@ -111,6 +128,9 @@ struct ServerOptions {
   std::string test_suite_header;
   /// Default: {"code":...,"message":...}
   ErrorWriter errors;
+  /// Called once per answered request (refusals included), on the connection's I/O thread:
+  /// it must not block. Every answer carries `X-Request-Id` either way. Default: none
+  AccessLog access_log;
 };
 
 /// Boost.Beast HTTP/1.1 server: keep-alive, body limit, header and body timeouts, connection
