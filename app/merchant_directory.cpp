@@ -52,10 +52,14 @@ std::string MerchantDirectory::route_for(const std::string& merchant, bool test_
   return test_suite || suite_only ? std::string(kStubRoute) : route_in(*file, merchant);
 }
 
-MerchantSettings MerchantDirectory::settings_of(const std::string& merchant) const {
+MerchantPolicy MerchantDirectory::policy_of(const std::string& merchant) const {
   auto file = current();
   auto it = file->settings.find(merchant);
-  return it != file->settings.end() ? it->second : MerchantSettings{};
+  if (it == file->settings.end()) {
+    return {};
+  }
+  const MerchantSettings& s = it->second;
+  return MerchantPolicy{s.test_suite, s.require_secure_proxy, s.manual_cancel, s.manual_refund, s.onboarding};
 }
 
 acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {

@@ -32,8 +32,9 @@ public:
   std::shared_ptr<const MerchantFile> current() const;
 
   std::string route_for(const std::string& merchant, bool test_suite) override;
-  /// The merchant's settings in force (defaults for a name not in the file).
-  MerchantSettings settings_of(const std::string& merchant) const;
+  /// The merchant's policy flags in force (defaults for a name not in the file); no string is
+  /// copied, so the routes may ask on every request.
+  MerchantPolicy policy_of(const std::string& merchant) const;
   acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.

@@ -17,6 +17,15 @@ namespace idempay::app {
 /// credentials that nothing else may use.
 enum class TestSuitePolicy : uint8_t { kRoute, kRefuse, kOnly };
 
+/// What the PPP routes decide per merchant: flags only, cheap to look up on every request.
+struct MerchantPolicy {
+  TestSuitePolicy test_suite = TestSuitePolicy::kRoute;
+  bool require_secure_proxy = false;
+  bool manual_cancel = false;
+  bool manual_refund = false;
+  bool onboarding = false;
+};
+
 /// One merchant's settings beyond its credentials; empty fields mean "the connector's own".
 struct MerchantSettings {
   std::string acquirer;          ///< "stub" or an acquirer's base URL; empty: --acquirer

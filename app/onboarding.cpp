@@ -42,9 +42,17 @@ Result<std::string> with_merchant(const std::string& path, const std::string& na
     if (const JsonValue* list = existing->find("merchants"); list != nullptr) {
       for (const JsonValue& m : list->items()) {
         w.begin_object();
+        // Only what this file ever holds: strings, whole numbers, booleans (an entry edited
+        // by hand keeps its flags).
         for (const auto& [field, value] : m.members()) {
           w.key(field);
-          value.type() == JsonValue::Type::kNumber ? w.raw_number(value.text()) : w.string(value.text());
+          if (value.type() == JsonValue::Type::kNumber) {
+            w.raw_number(value.text());
+          } else if (value.type() == JsonValue::Type::kBool) {
+            w.boolean(value.boolean());
+          } else {
+            w.string(value.text());
+          }
         }
         w.end_object();
       }

@@ -112,7 +112,7 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
     return configuration_flow(path.substr(kFlow.size()), request, respond);
   }
   // The configuration flow's credentials open nothing else.
-  if (!request.principal.empty() && settings_of(request.principal).onboarding) {
+  if (!request.principal.empty() && policy_of(request.principal).onboarding) {
     return respond(ppp_error(403, "forbidden", "these credentials are for the configuration flow only"));
   }
   if (path == "/manifest") {
@@ -184,8 +184,8 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
   respond(problem(404, "Not Found", "no such route"));
 }
 
-MerchantSettings PppHandler::settings_of(const std::string& merchant) const {
-  return options_.merchants != nullptr ? options_.merchants->settings_of(merchant) : MerchantSettings{};
+MerchantPolicy PppHandler::policy_of(const std::string& merchant) const {
+  return options_.merchants != nullptr ? options_.merchants->policy_of(merchant) : MerchantPolicy{};
 }
 
 void PppHandler::create_payment(http::Request& request, const http::Responder& respond) {
@@ -193,7 +193,7 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
   if (!parsed) {
     return respond(ppp_error(400, to_string(parsed.error().code), parsed.error().message));
   }
-  MerchantSettings merchant = settings_of(request.principal);
+  MerchantPolicy merchant = policy_of(request.principal);
   parsed->test_suite = is_from_test_suite(request);
   if (parsed->test_suite && merchant.test_suite == TestSuitePolicy::kRefuse) {
     return respond(ppp_error(400, "test-suite-refused",
@@ -234,7 +234,7 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
     ppp::OperationResponse refused{kind, std::string(payment_id), "", "", 0, "invalid-request", parsed.error().message};
     return respond(http::Response(500, ppp::write_operation_response(refused)));
   }
-  MerchantSettings merchant = settings_of(request.principal);
+  MerchantPolicy merchant = policy_of(request.principal);
   if (is_from_test_suite(request) && merchant.test_suite == TestSuitePolicy::kRefuse) {
     ppp::OperationResponse refused{kind, parsed->payment_id, parsed->request_id, "", 0, "test-suite-refused",
                                    "this merchant does not accept requests from the homologation suite"};
@@ -323,7 +323,7 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
 // browser, public, and its token is the capability.
 void PppHandler::configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond) {
   const bool gateway_step = step == "token" || step == "credentials";
-  if (gateway_step && !settings_of(request.principal).onboarding) {
+  if (gateway_step && !policy_of(request.principal).onboarding) {
     return respond(ppp_error(403, "forbidden", "the configuration flow needs the credentials configured for it"));
   }
   if (step == "token") {

@@ -51,7 +51,7 @@ private:
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);
-  MerchantSettings settings_of(const std::string& merchant) const;
+  MerchantPolicy policy_of(const std::string& merchant) const;
   void configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
