@@ -15,6 +15,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cassert>
 #include <condition_variable>
@@ -95,13 +96,28 @@ std::string prefix_upper_bound(std::string_view prefix) {
 constexpr auto kRoundTrip = std::chrono::seconds(5);
 constexpr const char* kConnectTimeoutSeconds = "5";
 
+// Once one round trip has found PostgreSQL unreachable, every other statement of this store
+// would wait out its own deadline in turn — requests queued behind a partition would take
+// many deadlines to fail. For kHoldOff after that, every statement fails at once instead
+// (retryably); the first one after it tries the link again.
+class LinkBreaker {
+public:
+  static constexpr auto kHoldOff = std::chrono::seconds(2);
+
+  bool open() const { return std::chrono::steady_clock::now().time_since_epoch().count() < open_until_.load(); }
+  void trip() { open_until_.store((std::chrono::steady_clock::now() + kHoldOff).time_since_epoch().count()); }
+
+private:
+  std::atomic<std::chrono::steady_clock::rep> open_until_{0};
+};
+
 class Connection {
 public:
-  static Result<std::unique_ptr<Connection>> open(const std::string& uri) {
+  static Result<std::unique_ptr<Connection>> open(const std::string& uri, std::shared_ptr<LinkBreaker> breaker) {
     // Keywords before the expanded URI: what the URI sets wins.
     const char* keys[] = {"connect_timeout", "dbname", nullptr};
     const char* values[] = {kConnectTimeoutSeconds, uri.c_str(), nullptr};
-    std::unique_ptr<Connection> c(new Connection(PQconnectdbParams(keys, values, 1)));
+    std::unique_ptr<Connection> c(new Connection(PQconnectdbParams(keys, values, 1), std::move(breaker)));
     if (PQstatus(c->conn_) != CONNECTION_OK) {
       return tl::unexpected(unavailable("cannot connect to PostgreSQL: " + c->last_error()));
     }
@@ -178,7 +194,7 @@ public:
   }
 
 private:
-  explicit Connection(PGconn* conn) : conn_(conn) {}
+  Connection(PGconn* conn, std::shared_ptr<LinkBreaker> breaker) : conn_(conn), breaker_(std::move(breaker)) {}
 
   // Sends what is queued and waits until the whole answer is in, within kRoundTrip; past
   // that the connection is given up (cut_off_), to be opened again by the next statement.
@@ -189,6 +205,7 @@ private:
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         cut_off_ = true;
+        breaker_->trip();
         return make_error(ErrorCode::kUnavailable, "PostgreSQL did not answer within 5 s; reconnecting");
       }
       if (flushed != 0) {
@@ -211,7 +228,11 @@ private:
 
   // A connection the server dropped (a restart, a failover) is opened again for the next
   // statement; the one that found it broken has already failed, retryably.
+  // Fails at once while the link is known to be down.
   Status reconnect_if_broken() {
+    if (breaker_->open()) {
+      return tl::unexpected(unavailable("PostgreSQL is unreachable; retry shortly"));
+    }
     if (PQstatus(conn_) == CONNECTION_OK && !cut_off_) {
       return {};
     }
@@ -219,12 +240,14 @@ private:
     PQreset(conn_);
     PQsetnonblocking(conn_, 1);
     if (PQstatus(conn_) != CONNECTION_OK) {
+      breaker_->trip();
       return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
     }
     return {};
   }
 
   PGconn* conn_;
+  std::shared_ptr<LinkBreaker> breaker_;  // shared by the store's connections
   bool cut_off_ = false;  // a round trip timed out: the session is in an unknown state
 };
 
@@ -325,9 +348,10 @@ struct PendingCommit {
 
 class PostgresStore final : public Store {
 public:
-  PostgresStore(Tables tables, std::unique_ptr<Connection> writer, std::unique_ptr<ConnectionPool> pool,
-                size_t reader_threads, bool read_only)
+  PostgresStore(Tables tables, std::shared_ptr<LinkBreaker> link, std::unique_ptr<Connection> writer,
+                std::unique_ptr<ConnectionPool> pool, size_t reader_threads, bool read_only)
       : tables_(std::move(tables)),
+        link_(std::move(link)),
         writer_(std::move(writer)),
         pool_(std::move(pool)),
         read_only_(read_only),
@@ -532,7 +556,7 @@ private:
     std::vector<CommitResult> results;
     for (int attempt = 1;; ++attempt) {
       auto outcome = try_group(group, results);
-      if (outcome || attempt == kGroupAttempts) {
+      if (outcome || attempt == kGroupAttempts || link_->open()) {
         if (!outcome) {
           spdlog::warn("store: a group of {} commits failed: {}", group.size(), outcome.error().message);
           results.assign(group.size(), CommitResult(tl::unexpected(outcome.error())));
@@ -595,6 +619,7 @@ private:
   }
 
   Tables tables_;
+  std::shared_ptr<LinkBreaker> link_;     // open while PostgreSQL is known unreachable
   std::unique_ptr<Connection> writer_;    // the committer's; none when read-only
   std::unique_ptr<ConnectionPool> pool_;  // the readers'; outlives the threads (joined first)
   bool read_only_;
@@ -613,7 +638,7 @@ Status migrate_postgres_store(const PostgresOptions& options, const KeyspaceName
   if (!tables) {
     return tl::unexpected(tables.error());
   }
-  auto c = Connection::open(options.uri);
+  auto c = Connection::open(options.uri, std::make_shared<LinkBreaker>());
   if (!c) {
     return tl::unexpected(c.error());
   }
@@ -625,7 +650,8 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
   if (!tables) {
     return tl::unexpected(tables.error());
   }
-  auto writer = Connection::open(options.uri);
+  auto link = std::make_shared<LinkBreaker>();
+  auto writer = Connection::open(options.uri, link);
   if (!writer) {
     return tl::unexpected(writer.error());
   }
@@ -644,7 +670,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
   auto pool = std::make_unique<ConnectionPool>();
   size_t connections = std::max<size_t>(options.reader_connections, 1);
   for (size_t i = 0; i < connections; ++i) {
-    auto c = Connection::open(options.uri);
+    auto c = Connection::open(options.uri, link);
     if (!c) {
       return tl::unexpected(c.error());
     }
@@ -655,7 +681,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
     committer = std::move(*writer);
   }
   return std::unique_ptr<Store>(
-      new PostgresStore(std::move(*tables), std::move(committer), std::move(pool), connections, options.read_only));
+      new PostgresStore(std::move(*tables), link, std::move(committer), std::move(pool), connections, options.read_only));
 }
 
 }  // namespace idempay::storage
