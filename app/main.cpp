@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
   s->add_option("--access-log", serve.access_log, "one JSON line per request: '-' (stderr), a file, or 'off'")
       ->envname("IDEMPAY_ACCESS_LOG")->capture_default_str();
+  s->add_option("--idempotency-retention-s", serve.idempotency_retention_s,
+                 "operator API: how long the answer to an Idempotency-Key is kept and replayed (seconds)")
+      ->envname("IDEMPAY_IDEMPOTENCY_RETENTION_S")
+      ->check(CLI::Range(int64_t{1}, int64_t{30} * 86'400));
   s->add_option("--drain-grace-ms", serve.drain_grace_ms,
                 "on SIGTERM, how long /health/ready says no before the drain starts (load balancer's check interval)")
       ->envname("IDEMPAY_DRAIN_GRACE_MS")->capture_default_str();

@@ -241,9 +241,83 @@ Status check_acquirer_route(const std::string& route) {
 
 namespace {
 
+const std::set<std::string, std::less<>> kOperatorFields = {"name", "token", "tokenFile", "tokenEnv",
+                                                            "tokenSha256", "role", "merchants"};
+
+Result<admin::OperatorScope> operator_scope(const JsonValue& o, const std::string& where) {
+  admin::OperatorScope settings;
+  const JsonValue* role = o.find("role");
+  if (role == nullptr || role->type() != JsonValue::Type::kString || (role->text() != "read" && role->text() != "act")) {
+    return tl::unexpected(invalid(where, "role must be \"read\" or \"act\""));
+  }
+  settings.can_act = role->text() == "act";
+  const JsonValue* merchants = o.find("merchants");
+  if (merchants == nullptr) {
+    return tl::unexpected(invalid(where, "merchants is required: [\"*\"] or the merchants' names"));
+  }
+  auto names = strings(*merchants, "merchants", where);
+  if (!names) {
+    return tl::unexpected(names.error());
+  }
+  for (auto& name : *names) {
+    if (name == "*") {
+      settings.all_merchants = true;
+    } else {
+      settings.merchants.insert(std::move(name));
+    }
+  }
+  return settings;
+}
+
+// One operator: a bearer token (inline, file, environment or SHA-256) under its name.
+Status read_operator(const JsonValue& o, size_t index, http::Credentials& tokens, MerchantFile& out) {
+  std::string where = "operators[" + std::to_string(index) + "]";
+  if (o.type() != JsonValue::Type::kObject) {
+    return tl::unexpected(invalid(where, "must be an object"));
+  }
+  for (const auto& [field, unused] : o.members()) {
+    if (kOperatorFields.count(field) == 0) {
+      return tl::unexpected(invalid(where, "unknown field \"" + field + "\""));
+    }
+  }
+  auto name = optional_string(o, "name", where);
+  auto token = secret(o, "token", where);
+  auto hashed = optional_string(o, "tokenSha256", where);
+  for (auto* r : {&name, &token, &hashed}) {
+    if (!*r) {
+      return tl::unexpected(r->error());
+    }
+  }
+  if (name->empty()) {
+    return tl::unexpected(invalid(where, "name is required"));
+  }
+  where += " (" + *name + ")";
+  if (token->empty() == hashed->empty()) {
+    return tl::unexpected(invalid(where, "needs exactly one of token (or tokenFile, tokenEnv) and tokenSha256"));
+  }
+  if (!token->empty() && token->size() < 16) {
+    return tl::unexpected(invalid(where, "token must be at least 16 characters"));
+  }
+  auto scope = operator_scope(o, where);
+  if (!scope) {
+    return tl::unexpected(scope.error());
+  }
+  // Keyed by name: a bearer token is looked up by itself (Credentials::authenticate_bearer).
+  auto added = !token->empty() ? tokens.add(*name, *name, {*token}) : tokens.add_hashed(*name, *name, {*hashed});
+  if (!added) {
+    return tl::unexpected(invalid(where, added.error().message));
+  }
+  if (!token->empty() && tokens.authenticate_bearer(*token) != *name) {
+    return tl::unexpected(invalid(where, "token is also another operator's"));
+  }
+  out.operators.emplace(*name, std::move(*scope));
+  return {};
+}
+
 // The merchants of one file, added to `credentials` and `out` (names and appKeys unique across
-// both files).
-Status read_file(const std::string& path, http::Credentials& credentials, MerchantFile& out) {
+// both files), and its operators.
+Status read_file(const std::string& path, http::Credentials& credentials, http::Credentials& operators,
+                 MerchantFile& out) {
   auto doc = read_json_file(path);
   if (!doc) {
     return tl::unexpected(doc.error());
@@ -254,13 +328,23 @@ Status read_file(const std::string& path, http::Credentials& credentials, Mercha
     return tl::unexpected(invalid(path, "expected {\"merchants\": [ at least one merchant ]}"));
   }
   for (const auto& [field, unused] : doc->members()) {
-    if (field != "merchants") {
+    if (field != "merchants" && field != "operators") {
       return tl::unexpected(invalid(path, "unknown field \"" + field + "\""));
     }
   }
   for (size_t i = 0; i < merchants->items().size(); ++i) {
     if (auto s = read_merchant(merchants->items()[i], i, credentials, out); !s) {
       return tl::unexpected(invalid(path, s.error().message));
+    }
+  }
+  if (const JsonValue* listed = doc->find("operators")) {
+    if (listed->type() != JsonValue::Type::kArray) {
+      return tl::unexpected(invalid(path, "operators must be an array"));
+    }
+    for (size_t i = 0; i < listed->items().size(); ++i) {
+      if (auto s = read_operator(listed->items()[i], i, operators, out); !s) {
+        return tl::unexpected(invalid(path, s.error().message));
+      }
     }
   }
   return {};
@@ -270,17 +354,19 @@ Status read_file(const std::string& path, http::Credentials& credentials, Mercha
 
 Result<MerchantFile> load_merchant_file(const std::string& path, const std::string& onboarded_path) {
   auto credentials = std::make_shared<http::Credentials>();
+  auto operators = std::make_shared<http::Credentials>();
   MerchantFile out;
-  if (auto s = read_file(path, *credentials, out); !s) {
+  if (auto s = read_file(path, *credentials, *operators, out); !s) {
     return tl::unexpected(s.error());
   }
   if (!onboarded_path.empty()) {
-    auto s = read_file(onboarded_path, *credentials, out);
+    auto s = read_file(onboarded_path, *credentials, *operators, out);
     if (!s && s.error().code != ErrorCode::kNotFound) {
       return tl::unexpected(s.error());
     }
   }
   out.credentials = std::move(credentials);
+  out.operator_credentials = std::move(operators);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "idempay/admin/operator_api.hpp"
 #include "idempay/http/credentials.hpp"
 #include "idempay/protocol/error.hpp"
 #include "idempay/protocol/json_read.hpp"
@@ -43,6 +44,9 @@ struct MerchantSettings {
 
 struct MerchantFile {
   std::shared_ptr<const http::Credentials> credentials;
+  /// The operators' bearer tokens, keyed by operator name (never the merchants').
+  std::shared_ptr<const http::Credentials> operator_credentials;
+  std::map<std::string, admin::OperatorScope, std::less<>> operators;  ///< by operator name (role, merchants)
   std::map<std::string, MerchantSettings> settings;  ///< by merchant name
   std::string first_merchant;  ///< owns payments stored before owners were recorded (the file read at start)
 };

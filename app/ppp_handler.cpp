@@ -4,6 +4,7 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include "idempay/http/problem.hpp"
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_read.hpp"
@@ -18,13 +19,7 @@ http::Response ppp_error(unsigned status, std::string_view code, std::string_vie
   return http::Response(status, ppp::write_error(code, message));
 }
 
-// RFC 7807 answer for requests outside the protocol's routes.
-http::Response problem(unsigned status, std::string_view title, std::string_view detail) {
-  JsonWriter w;
-  w.begin_object().key("type").string("about:blank").key("title").string(title);
-  w.key("status").number(status).key("detail").string(detail).end_object();
-  return http::Response(status, std::move(w).take(), "application/problem+json");
-}
+using http::problem;  // RFC 7807, for requests outside the protocol's routes
 
 http::Response method_not_allowed(std::string_view allow) {
   auto r = problem(405, "Method Not Allowed", "this route accepts " + std::string(allow));

@@ -114,6 +114,27 @@ Result<std::string> merchants_path(const ServeConfig& config) {
   return path;
 }
 
+// The operator API's routes (/admin/...) and the PPP's (everything else), on one listener.
+class Routes final : public http::Handler {
+public:
+  Routes(http::Handler& ppp, http::Handler& operators) : ppp_(ppp), operators_(operators) {}
+  void handle(http::Request request, http::Responder respond) override {
+    std::string_view path = request.path;
+    bool admin = path == "/admin" || path.substr(0, admin::kConsolePrefix.size()) == admin::kConsolePrefix;
+    (admin ? operators_ : ppp_).handle(std::move(request), std::move(respond));
+  }
+
+private:
+  http::Handler& ppp_;
+  http::Handler& operators_;
+};
+
+std::optional<admin::OperatorScope> operator_scope(const MerchantDirectory& directory, const std::string& name) {
+  auto file = directory.current();
+  auto found = file->operators.find(name);
+  return found == file->operators.end() ? std::nullopt : std::optional<admin::OperatorScope>(found->second);
+}
+
 // SIGHUP: the merchants file is read again; if it is valid, new credentials and settings apply
 // to the next request (payments already created keep their acquirer); if not, the old ones
 // stay and the error is logged.
@@ -126,6 +147,7 @@ void reload_merchants(const std::string& path, const std::string& onboarded, htt
   }
   size_t count = reloaded->credentials->size();
   server.set_credentials(reloaded->credentials);
+  server.set_bearer_credentials(reloaded->operator_credentials);
   merchants.replace(std::move(*reloaded));
   spdlog::info("{} reloaded ({} merchants)", path, count);
 }
@@ -311,6 +333,7 @@ int run_serve(const ServeConfig& given) {
     return 2;
   }
   auto credentials = merchants->credentials;
+  auto operator_credentials = merchants->operator_credentials;
   std::string legacy_owner = merchants->first_merchant;
   auto directory = std::make_unique<MerchantDirectory>(std::move(*merchants), acquirer_defaults(config));
   auto webhook_keys = decode_secrets(config.acquirer_webhook_secrets);
@@ -384,11 +407,23 @@ int run_serve(const ServeConfig& given) {
   flow.activate = [&] { reload_merchants(*path, onboarded, *server, *directory); };
   auto onboarding = std::make_unique<Onboarding>(std::move(flow));
   handler_options.onboarding = onboarding.get();
-  PppHandler handler(*service, std::move(handler_options));
+  PppHandler ppp_handler(*service, std::move(handler_options));
+  admin::OperatorApiOptions admin_options;
+  admin_options.operators = [&directory](const std::string& name) { return operator_scope(*directory, name); };
+  admin_options.idempotency.retention = std::chrono::seconds(config.idempotency_retention_s);
+  admin_options.idempotency.keyspace = domain::Space::kIdempotency;
+  admin_options.legacy_owner = legacy_owner;
+  admin::OperatorApi operator_api(*service, **store, std::move(admin_options));
+  Routes handler(ppp_handler, operator_api);
   set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
                                  "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};
+  for (auto& page : admin::OperatorApi::public_paths()) {
+    server_options.public_paths.push_back(std::move(page));
+  }
   server_options.credentials = credentials;
+  server_options.bearer_prefix = std::string(admin::kApiPrefix);
+  server_options.bearer_credentials = operator_credentials;
   for (const auto& [key, token] : ppp::kCredentialHeaders) {
     server_options.credential_headers.push_back({std::string(key), std::string(token)});
   }

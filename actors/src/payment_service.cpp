@@ -8,7 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/domain/deliveries.hpp"
 #include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_writer.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
 
@@ -191,6 +193,28 @@ void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
 void PaymentService::refresh(std::string payment_id, std::string merchant, ReplyFn reply) {
   RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
+}
+
+void PaymentService::replay_delivery(std::string delivery_id, std::function<bool(const domain::OutboxEntry&)> visible,
+                                     ReplyFn reply) {
+  if (impl_->live() == nullptr) {
+    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+  }
+  caf::actor dispatcher = impl_->context.dispatcher;
+  impl_->store.read_async([id = std::move(delivery_id), visible = std::move(visible), reply = std::move(reply),
+                           dispatcher](storage::Store& store) {
+    auto replayed = domain::replay_dead_letter(store, id, visible);
+    if (!replayed) {
+      const Error& e = replayed.error();
+      return reply(e.code == ErrorCode::kConflict ? error_reply(Outcome::kConflict, "conflict", e.message)
+                                                  : error_reply(e));
+    }
+    JsonWriter w;
+    w.begin_object().key("deliveryId").string(replayed->id).key("paymentId").string(replayed->payment_id);
+    w.key("status").string("pending").end_object();
+    caf::anon_send(dispatcher, deliver_atom::value, std::move(*replayed));
+    reply(Reply{Outcome::kDone, std::move(w).take()});
+  });
 }
 
 void PaymentService::submit_terminal(std::string payment_id, std::string_view token, std::string serial,

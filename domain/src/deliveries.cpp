@@ -13,10 +13,12 @@ DeliveryInfo info_of(const OutboxEntry& e, bool dead) {
 }
 }  // namespace
 
-Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store) {
+std::string delivery_prefix(const std::string& payment_id) { return "dlv_" + payment_id + "_"; }
+
+Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store, std::string_view prefix) {
   std::vector<DeliveryInfo> out;
   for (auto [ks, dead] : {std::pair{Space::kOutbox, false}, std::pair{Space::kDeadLetters, true}}) {
-    auto entries = store.scan(ks, "", SIZE_MAX);
+    auto entries = store.scan(ks, prefix, SIZE_MAX);
     if (!entries) {
       return tl::unexpected(entries.error());
     }
@@ -31,17 +33,30 @@ Result<std::vector<DeliveryInfo>> list_deliveries(storage::Store& store) {
   return out;
 }
 
-Status replay_dead_letter(storage::Store& store, const std::string& id) {
+Result<OutboxEntry> replay_dead_letter(storage::Store& store, const std::string& id,
+                                       const std::function<bool(const OutboxEntry&)>& visible) {
   auto got = store.get(Space::kDeadLetters, id);
   if (!got) {
     return tl::unexpected(got.error());
   }
+  auto not_found = make_error(ErrorCode::kNotFound, "no dead letter " + id);
   if (!*got) {
-    return make_error(ErrorCode::kNotFound, "no dead letter " + id);
+    auto pending = store.get(Space::kOutbox, id);
+    if (!pending) {
+      return tl::unexpected(pending.error());
+    }
+    auto entry = *pending ? decode_outbox((**pending).value) : Result<OutboxEntry>(tl::unexpected(Error{}));
+    if (entry && (!visible || visible(*entry))) {
+      return make_error(ErrorCode::kConflict, "delivery " + id + " is pending, not dead: it is being retried");
+    }
+    return not_found;
   }
   auto entry = decode_outbox((*got)->value);
   if (!entry) {
     return tl::unexpected(entry.error());
+  }
+  if (visible && !visible(*entry)) {
+    return not_found;
   }
   entry->attempts = 0;
   entry->dead_reason.clear();
@@ -51,7 +66,7 @@ Status replay_dead_letter(storage::Store& store, const std::string& id) {
   if (!done) {
     return tl::unexpected(done.error());
   }
-  return {};
+  return entry;
 }
 
 }  // namespace idempay::domain

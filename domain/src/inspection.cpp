@@ -19,9 +19,9 @@ std::string without_query(const std::string& url) { return url.substr(0, url.fin
 
 // All operations, by payment.
 Result<std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>>> operations_by_payment(
-    storage::Store& store) {
+    storage::Store& store, std::string_view prefix = {}) {
   std::map<std::string, std::vector<std::pair<std::string, OperationRecord>>> out;
-  auto all = store.scan(Space::kOperations, "", SIZE_MAX);
+  auto all = store.scan(Space::kOperations, prefix, SIZE_MAX);
   if (!all) {
     return tl::unexpected(all.error());
   }
@@ -146,7 +146,7 @@ void check_payment(const std::string& id, const PaymentRecord& r, const std::vec
 
 }  // namespace
 
-Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id) {
+Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id, bool legacy_operations) {
   auto got = store.get(Space::kPayments, payment_id);
   if (!got) {
     return tl::unexpected(got.error());
@@ -175,7 +175,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   out.card_bin = r->card.bin;
   out.card_last4 = r->card.last4;
   out.response = r->response;
-  auto ops = operations_by_payment(store);
+  auto ops = operations_by_payment(store, legacy_operations ? "" : operation_key(payment_id, ""));
   if (!ops) {
     return tl::unexpected(ops.error());
   }
@@ -184,7 +184,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
                               op.phase == OperationPhase::kDone ? "done" : "processing", op.amount, op.http_status,
                               op.response});
   }
-  auto deliveries = list_deliveries(store);
+  auto deliveries = list_deliveries(store, delivery_prefix(payment_id));
   if (!deliveries) {
     return tl::unexpected(deliveries.error());
   }

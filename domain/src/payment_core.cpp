@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "idempay/domain/deliveries.hpp"
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/methods.hpp"
@@ -14,6 +15,12 @@ namespace {
 AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
                  std::string_view after = {}, std::string detail = {}) {
   return audit_entry(std::move(kind), std::move(ref), std::move(fingerprint), before, after, std::move(detail));
+}
+
+// An operation_received entry's detail: its kind, and who asked and why for an operator's.
+std::string received_detail(const ppp::OperationRequest& req) {
+  std::string kind(ppp::to_string(req.kind));
+  return req.note.empty() ? kind : kind + " " + req.note;
 }
 
 Decision answer(Reply reply) {
@@ -47,7 +54,7 @@ PaymentState state_of(acquirer::AuthorizationStatus s) {
 
 OutboxEntry new_callback(const std::string& payment_id, PaymentRecord& r, const CoreConfig& config, int64_t now) {
   OutboxEntry e;
-  e.id = "dlv_" + payment_id + "_" + std::to_string(++r.callbacks);
+  e.id = delivery_prefix(payment_id) + std::to_string(++r.callbacks);
   e.payment_id = payment_id;
   e.merchant = owner_of(r, config);
   e.url = r.callback_url;
@@ -657,7 +664,7 @@ Decision done_without_acquirer(const Payment& p, const OperationArrival& a, cons
   d.writes.push_back({Space::kOperations, key, encode(op), 0});
   std::string kind(ppp::to_string(req.kind));
   std::string state(to_string(p.record->state));
-  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, kind));
+  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, received_detail(req)));
   d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, state, state,
                           kind + " without the acquirer: " + response.message));
   return d;
@@ -761,8 +768,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   std::string key = operation_key(p.id, req.request_id);
   Decision d = call_operation(PendingOperation{req, op, key, 0});
   d.writes.push_back({Space::kOperations, key, encode(op), 0});
-  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {},
-                          std::string(ppp::to_string(req.kind))));
+  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, received_detail(req)));
   d.audit.push_back(entry("operation_processing_started", req.request_id, op.fingerprint));
   d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::string(), std::nullopt, true});
   return under_lease(std::move(d), p, config, now);

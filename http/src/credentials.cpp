@@ -69,6 +69,21 @@ std::string Credentials::authenticate(std::string_view app_key, std::string_view
   return match != nullptr ? match->name : std::string();
 }
 
+std::string Credentials::authenticate_bearer(std::string_view token) const {
+  auto presented = crypto::sha256(token);
+  const Merchant* match = nullptr;
+  for (const Merchant& m : merchants_) {
+    bool token_ok = false;
+    for (const Digest& d : m.token_sha256) {
+      token_ok |= crypto::constant_time_equal(d, presented);
+    }
+    if (token_ok && match == nullptr && !m.test_suite_only) {
+      match = &m;
+    }
+  }
+  return match != nullptr && !token.empty() ? match->name : std::string();
+}
+
 std::vector<std::string> Credentials::names() const {
   std::vector<std::string> out;
   for (const Merchant& m : merchants_) {

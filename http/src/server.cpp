@@ -139,6 +139,7 @@ struct Server::Impl {
   size_t open_connections = 0;
   std::unordered_map<std::string, size_t> per_source;
   std::shared_ptr<const Credentials> credentials;  // read and replaced with atomic_load/store
+  std::shared_ptr<const Credentials> bearer_credentials;  // the same
   AuthThrottle throttle;
   std::shared_ptr<const Response> dropped;  // the answer of a request no handler answered
 
@@ -147,6 +148,7 @@ struct Server::Impl {
         handler(h),
         ioc(options.io_threads),
         credentials(options.credentials),
+        bearer_credentials(options.bearer_credentials),
         throttle(options.auth_failure_burst, options.auth_failures_per_second) {
     if (options.max_connections == 0) {
       options.max_connections = default_max_connections();
@@ -168,6 +170,22 @@ struct Server::Impl {
   }
 
   bool authenticates() const { return options.credentials != nullptr; }
+
+  bool is_bearer_path(std::string_view path) const {
+    const auto& prefix = options.bearer_prefix;
+    return !prefix.empty() && path.substr(0, prefix.size()) == prefix;
+  }
+
+  // The bearer's name when `Authorization: Bearer TOKEN` matches, empty otherwise.
+  std::string authenticate_bearer(const bhttp::request_header<>& req) const {
+    auto current = std::atomic_load(&bearer_credentials);
+    std::string_view value = req[bhttp::field::authorization];
+    constexpr std::string_view kScheme = "bearer ";
+    if (current == nullptr || value.size() <= kScheme.size() || !beast::iequals(value.substr(0, kScheme.size()), kScheme)) {
+      return {};
+    }
+    return current->authenticate_bearer(value.substr(kScheme.size()));
+  }
 
   // The merchant the request's credentials identify; empty when they are wrong. Header names
   // are matched case-insensitively (Beast fields do that), pairs in the order configured.
@@ -306,7 +324,8 @@ private:
       }
     }
     const std::string& path = path_;
-    if (server_.authenticates() && !server_.is_public(path)) {
+    bearer_ = server_.is_bearer_path(path) && !server_.is_public(path);
+    if ((server_.authenticates() || bearer_) && !server_.is_public(path)) {
       auto now = std::chrono::steady_clock::now();
       if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
         Response r = server_.options.errors(429, "too-many-requests",
@@ -316,14 +335,14 @@ private:
         return write(std::move(r));
       }
       std::string_view app_key;
-      principal_ = server_.authenticate(req, app_key);
+      principal_ = bearer_ ? server_.authenticate_bearer(req) : server_.authenticate(req, app_key);
       if (principal_.empty()) {
         if (server_.throttle.record_failure(source_, now)) {
           spdlog::warn("source {} throttled after repeated wrong credentials (appKey '{}')", source_, loggable(app_key));
         } else {
           spdlog::info("wrong credentials from {} (appKey '{}')", source_, loggable(app_key));
         }
-        return refuse(401, "unauthorized", "missing or invalid AppKey/AppToken");
+        return refuse(401, "unauthorized", bearer_ ? "missing or invalid bearer token" : "missing or invalid AppKey/AppToken");
       }
     }
     stream_.expires_after(server_.options.read_timeout);
@@ -359,6 +378,7 @@ private:
     request.query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
     request.method = std::string(req.method_string());
     request.principal = principal_;
+    request.bearer = bearer_;
     request.request_id = request_id_;
     for (const auto& field : req) {
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
@@ -430,6 +450,7 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
   std::string principal_;  // of the request being read
+  bool bearer_ = false;    // it is on a bearer path
   // The request being answered, for X-Request-Id and the access log.
   std::string request_id_;
   std::string method_;
@@ -516,6 +537,10 @@ Result<uint16_t> Server::start() {
     impl_->threads.emplace_back([this] { impl_->ioc.run(); });
   }
   return port;
+}
+
+void Server::set_bearer_credentials(std::shared_ptr<const Credentials> credentials) {
+  std::atomic_store(&impl_->bearer_credentials, std::move(credentials));
 }
 
 void Server::set_credentials(std::shared_ptr<const Credentials> credentials) {

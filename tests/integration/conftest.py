@@ -114,14 +114,16 @@ class Connector:
     """`idempay serve` on a data directory of its own; can be killed and restarted on it."""
 
     def __init__(self, base, name, acquirer="stub", extra_args=(), listen="127.0.0.1:0", nofile=None, env=None,
-                 merchants=None):
+                 merchants=None, operators=None):
         self.nofile, self.env = nofile, env or {}
         self.dir = base / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.dir / "data"
         self.creds = self.dir / "credentials.json"
-        self.creds.write_text(json.dumps({"merchants": merchants or [
-            {"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN}]}))
+        listed = {"merchants": merchants or [{"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN}]}
+        if operators:
+            listed["operators"] = operators
+        self.creds.write_text(json.dumps(listed))
         self.args = ["serve", "--listen", listen, "--data-dir", str(self.data_dir),
                      "--credentials", str(self.creds), "--acquirer", acquirer,
                      "--idle-timeout-ms", "200", *extra_args]
@@ -157,9 +159,10 @@ def base_dir(tmp_path_factory):
 def connector_factory(base_dir, request):
     made = []
 
-    def make(acquirer="stub", extra_args=(), listen="127.0.0.1:0", nofile=None, env=None, merchants=None):
+    def make(acquirer="stub", extra_args=(), listen="127.0.0.1:0", nofile=None, env=None, merchants=None,
+             operators=None):
         c = Connector(base_dir, f"{request.node.name}-{len(made)}", acquirer, extra_args, listen, nofile, env,
-                      merchants)
+                      merchants, operators)
         made.append(c)
         return c
 

@@ -124,6 +124,13 @@ public:
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
   void refresh(std::string payment_id, std::string merchant, ReplyFn reply);
 
+  /// An operator's replay of a dead letter, with the connector running: back in the outbox
+  /// under the same delivery id (webhook-id), handed to the dispatcher at once. kNotFound for
+  /// no such dead letter or one `visible` refuses (another merchant's), kConflict for one still
+  /// pending, kRetry on a storage failure. The body: {"deliveryId":...,"paymentId":...,"status":"pending"}.
+  void replay_delivery(std::string delivery_id, std::function<bool(const domain::OutboxEntry&)> visible,
+                       ReplyFn reply);
+
   /// POS: records the terminal that will take the card (identify-terminal phase only). `token`
   /// is the one the payment's submitUrl carries; without the right one the answer is the
   /// same 404 as for a payment that does not exist, and the payment is not even looked up.

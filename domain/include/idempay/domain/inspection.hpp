@@ -67,8 +67,12 @@ struct PaymentReport {
   std::vector<CountedArrivals> counted;
 };
 
-/// kNotFound if the store has no such payment.
-Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id);
+/// kNotFound if the store has no such payment. Reads the payment's own keys only, unless
+/// `legacy_operations`: operations stored before requestIds were scoped by payment are found
+/// only by reading every operation (the offline `inspect` tool does; a running connector's
+/// operator API does not).
+Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id,
+                                      bool legacy_operations = true);
 
 struct Inconsistency {
   std::string payment_id;

@@ -32,6 +32,11 @@ public:
   /// how much of the token matched, nor on which keys exist.
   std::string authenticate(std::string_view app_key, std::string_view app_token, bool from_test_suite = false) const;
 
+  /// The name of the entry holding `token`, whatever its key, empty if none does: for bearer
+  /// tokens (operators), whose entries are keyed by name. Constant time as above; entries
+  /// limited to the homologation suite never match.
+  std::string authenticate_bearer(std::string_view token) const;
+
   size_t size() const { return merchants_.size(); }
   /// Merchant names in the order they were added.
   std::vector<std::string> names() const;

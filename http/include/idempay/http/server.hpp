@@ -26,7 +26,8 @@ struct Request {
   std::string query;  ///< after '?', possibly empty
   std::vector<Header> headers;
   std::string body;
-  std::string principal;  ///< the authenticated merchant's name; empty on public routes
+  std::string principal;  ///< the authenticated merchant's (or bearer's) name; empty on public routes
+  bool bearer = false;    ///< the principal presented a bearer token (ServerOptions::bearer_prefix)
   std::string request_id;  ///< the caller's X-Request-Id if it is a safe one, else generated
 
   /// Value of the header named `lower_name`, empty if absent.
@@ -122,6 +123,12 @@ struct ServerOptions {
   /// The header pairs credentials may come in, tried in order (the first whose key header is
   /// present is used). Default: none
   std::vector<CredentialHeaders> credential_headers;
+  /// Paths under this prefix (not public ones) authenticate with `Authorization: Bearer
+  /// TOKEN` against `bearer_credentials` (Credentials::authenticate_bearer) and only so: the
+  /// AppKey pairs never open them, and bearer tokens open nothing else. Wrong tokens count
+  /// towards the same throttle. Empty: no such paths. Default: none
+  std::string bearer_prefix;
+  std::shared_ptr<const Credentials> bearer_credentials;
   /// A header whose value "true" (any case) marks a request from the gateway's homologation
   /// suite: only such requests may use the credentials limited to it, and without any key
   /// header they are tried with an empty key and token. Default: none
@@ -152,6 +159,8 @@ public:
   /// Replaces the accepted credentials (a reloaded file); requests already authenticated
   /// are not affected. Thread-safe.
   void set_credentials(std::shared_ptr<const Credentials> credentials);
+  /// The same for the bearer tokens of ServerOptions::bearer_prefix.
+  void set_bearer_credentials(std::shared_ptr<const Credentials> credentials);
 
   /// Stops accepting, waits up to `drain` for requests in flight to be answered, then stops
   /// the I/O threads. Returns the number of requests still unanswered (0 = clean).

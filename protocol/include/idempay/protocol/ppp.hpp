@@ -126,6 +126,9 @@ struct OperationRequest {
   /// answered 501 (cancel-manually / refund-manually) without calling the acquirer. Not part
   /// of the body.
   bool manual = false;
+  /// An operator's manual operation: who and why ("by operator NAME: REASON"), written into
+  /// the audit trail's operation_received entry. Not part of the body nor of the fingerprint.
+  std::string note;
 };
 
 /// Largest request body the connector accepts (the gateway's bodies are a few KiB).

@@ -1,0 +1,420 @@
+#include "idempay/admin/operator_api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "console_files.hpp"
+#include "idempay/domain/inspection.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/payment_reads.hpp"
+#include "idempay/http/problem.hpp"
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_read.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/money.hpp"
+#include "reports.hpp"
+
+namespace idempay::admin {
+
+namespace {
+
+using domain::Space;
+using http::problem;
+
+constexpr size_t kMaxReasonBytes = 500;
+constexpr size_t kDefaultPage = 50;
+constexpr size_t kMaxPage = 200;
+constexpr size_t kScanBudget = 5'000;  // payment records one search request reads at most
+
+unsigned status_of(actors::Outcome outcome) {
+  switch (outcome) {
+    case actors::Outcome::kDone: return 200;
+    case actors::Outcome::kNotFound: return 404;
+    case actors::Outcome::kRefused: return 400;
+    case actors::Outcome::kConflict: return 409;
+    case actors::Outcome::kRetry: return 503;
+    case actors::Outcome::kFailed: return 500;
+    case actors::Outcome::kManual: return 501;
+  }
+  return 500;
+}
+
+http::Response from_reply(actors::Reply reply) {
+  http::Response r(status_of(reply.outcome), std::move(reply.body));
+  if (r.status == 503) {
+    r.headers.push_back({"retry-after", "1"});
+  }
+  return r;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A query parameter, percent-decoded ('+' is a space); nullopt when absent or malformed.
+std::optional<std::string> query_value(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    auto eq = pair.find('=');
+    if (pair.substr(0, eq) != name) {
+      continue;
+    }
+    std::string_view raw = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '%') {
+        out.push_back(raw[i] == '+' ? ' ' : raw[i]);
+        continue;
+      }
+      int hi = i + 1 < raw.size() ? hex_value(raw[i + 1]) : -1;
+      int lo = i + 2 < raw.size() ? hex_value(raw[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        return std::nullopt;
+      }
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+// The key a cursor names (hex, as payments_page_json writes it); false if it is not hex.
+bool cursor_key(std::string_view hex, std::string& key) {
+  if (hex.size() % 2 != 0) {
+    return false;
+  }
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = hex_value(hex[i]);
+    int lo = hex_value(hex[i + 1]);
+    if (hi < 0 || lo < 0) {
+      return false;
+    }
+    key.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
+}
+
+// One path segment as an id: non-empty, printable, no '/'.
+bool valid_id(std::string_view id) {
+  return !id.empty() && id.size() <= 255 &&
+         std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '/'; });
+}
+
+http::Response forbidden(std::string_view why) { return problem(403, "Forbidden", why); }
+http::Response not_found(std::string_view what) { return problem(404, "Not Found", what); }
+http::Response bad_request(std::string_view why) { return problem(400, "Bad Request", why); }
+
+std::vector<std::string_view> split_path(std::string_view rest) {
+  std::vector<std::string_view> parts;
+  while (!rest.empty()) {
+    auto slash = rest.find('/');
+    parts.push_back(rest.substr(0, slash));
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  }
+  return parts;
+}
+
+// A manual operation's body: {"value": 12.34, "reason": "..."} (no value for cancellations).
+struct ManualRequest {
+  Cents value = 0;
+  std::string reason;
+};
+
+Result<ManualRequest> parse_manual(std::string_view body, bool needs_value) {
+  auto v = JsonValue::parse(body);
+  if (!v || v->type() != JsonValue::Type::kObject) {
+    return make_error(ErrorCode::kInvalidArgument, "the body must be a JSON object");
+  }
+  ManualRequest out;
+  for (const auto& [name, value] : v->members()) {
+    if (name == "reason") {
+      if (value.type() != JsonValue::Type::kString || value.text().empty() || value.text().size() > kMaxReasonBytes) {
+        return make_error(ErrorCode::kInvalidArgument, "reason must be a string of 1 to 500 bytes");
+      }
+      out.reason = value.text();
+    } else if (name == "value" && needs_value) {
+      auto cents = value.type() == JsonValue::Type::kNumber ? parse_decimal_amount(value.text())
+                                                             : Result<Cents>(tl::unexpected(Error{}));
+      if (!cents || *cents <= 0) {
+        return make_error(ErrorCode::kInvalidArgument, "value must be a positive amount with at most two decimals");
+      }
+      out.value = *cents;
+    } else {
+      return make_error(ErrorCode::kInvalidArgument, "unknown field \"" + name + "\"");
+    }
+  }
+  if (out.reason.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "reason is required: it goes into the audit trail");
+  }
+  if (needs_value && out.value == 0) {
+    return make_error(ErrorCode::kInvalidArgument, "value is required");
+  }
+  return out;
+}
+
+}  // namespace
+
+struct OperatorApi::Call {
+  http::Request request;
+  http::Responder respond;
+  OperatorScope scope;
+  std::string record_key;  // its Idempotency-Key's record, once guarded
+};
+
+OperatorApi::OperatorApi(actors::PaymentService& service, storage::Store& store, OperatorApiOptions options)
+    : service_(service),
+      store_(store),
+      options_(std::move(options)),
+      guard_(store, options_.idempotency),
+      fingerprint_guard_(store, IdempotencyOptions{options_.fingerprint_window, options_.idempotency.lease,
+                                                   options_.idempotency.keyspace}) {}
+
+std::vector<std::string> OperatorApi::public_paths() {
+  return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css"};
+}
+
+void OperatorApi::handle(http::Request request, http::Responder respond) {
+  std::string_view path = request.path;
+  if (path.substr(0, kApiPrefix.size()) != kApiPrefix) {
+    auto file = console_file(path);
+    if (!file) {
+      return respond(not_found("no such page"));
+    }
+    if (request.method != "GET") {
+      return respond(problem(405, "Method Not Allowed", "the console's files are read with GET"));
+    }
+    http::Response r(200, std::string(file->body), std::string(file->content_type));
+    // Nothing from elsewhere: no CDN, no inline script, no framing.
+    r.headers.push_back({"content-security-policy",
+                         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                         "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"});
+    r.headers.push_back({"x-content-type-options", "nosniff"});
+    r.headers.push_back({"cache-control", "no-store"});
+    return respond(std::move(r));
+  }
+  // Only bearer tokens reach here (the transport sees to it); the operator must still be listed.
+  auto scope = request.bearer && options_.operators ? options_.operators(request.principal) : std::nullopt;
+  if (!scope) {
+    return respond(problem(401, "Unauthorized", "missing or invalid bearer token"));
+  }
+  auto call = std::make_shared<Call>(Call{std::move(request), std::move(respond), std::move(*scope), {}});
+  route(call);
+}
+
+void OperatorApi::route(const std::shared_ptr<Call>& call) {
+  const auto& req = call->request;
+  auto parts = split_path(std::string_view(req.path).substr(kApiPrefix.size()));
+  bool get = req.method == "GET";
+  bool post = req.method == "POST";
+  auto& respond = call->respond;
+  if (parts.size() == 1 && parts[0] == "me") {
+    return respond(get ? http::Response(200, operator_json(req.principal, call->scope))
+                       : problem(405, "Method Not Allowed", "GET only"));
+  }
+  if (parts.size() == 1 && parts[0] == "payments") {
+    return get ? search(call) : respond(problem(405, "Method Not Allowed", "GET only"));
+  }
+  if (parts.size() >= 2 && parts[0] == "payments" && valid_id(parts[1])) {
+    std::string id(parts[1]);
+    if (parts.size() == 2) {
+      return get ? detail(call, std::move(id)) : respond(problem(405, "Method Not Allowed", "GET only"));
+    }
+    if (parts.size() == 3 && !post) {
+      return respond(problem(405, "Method Not Allowed", "POST only"));
+    }
+    if (parts.size() == 3 && !call->scope.can_act) {
+      return respond(forbidden("this operator's role is \"read\": it cannot act"));
+    }
+    if (parts.size() == 3 && parts[2] == "refunds") {
+      return operate(call, std::move(id), ppp::OperationKind::kRefund);
+    }
+    if (parts.size() == 3 && parts[2] == "settlements") {
+      return operate(call, std::move(id), ppp::OperationKind::kSettle);
+    }
+    if (parts.size() == 3 && parts[2] == "cancellations") {
+      return operate(call, std::move(id), ppp::OperationKind::kCancel);
+    }
+    if (parts.size() == 3 && parts[2] == "reconcile") {
+      return reconcile(call, std::move(id));
+    }
+  }
+  if (parts.size() == 3 && parts[0] == "deliveries" && valid_id(parts[1]) && parts[2] == "replay") {
+    if (!post) {
+      return respond(problem(405, "Method Not Allowed", "POST only"));
+    }
+    if (!call->scope.can_act) {
+      return respond(forbidden("this operator's role is \"read\": it cannot act"));
+    }
+    return replay(call, std::string(parts[1]));
+  }
+  respond(not_found("no such operator route"));
+}
+
+std::string OperatorApi::owner_of(const std::string& stored_owner) const {
+  return stored_owner.empty() ? options_.legacy_owner : stored_owner;
+}
+
+// The Idempotency-Key middleware: the key is validated before anything is read; without one,
+// a route in fingerprint mode keys the request by its operator, route and body instead.
+void OperatorApi::guarded(const std::shared_ptr<Call>& call, bool fingerprint_mode, IdempotencyGuard::Route run) {
+  const auto& req = call->request;
+  std::string_view key = req.header("idempotency-key");
+  std::string_view x_key = req.header("x-idempotency-key");
+  if (!key.empty() && !x_key.empty() && key != x_key) {
+    return call->respond(bad_request("Idempotency-Key and X-Idempotency-Key differ"));
+  }
+  if (key.empty()) {
+    key = x_key;
+  }
+  bool has_key = req.headers.end() != std::find_if(req.headers.begin(), req.headers.end(), [](const http::Header& h) {
+                   return h.name == "idempotency-key" || h.name == "x-idempotency-key";
+                 });
+  if (has_key && !valid_idempotency_key(key)) {
+    return call->respond(bad_request("Idempotency-Key must be 1 to 255 printable ASCII characters"));
+  }
+  auto canonical = canonical_json(req.body.empty() ? std::string_view("{}") : std::string_view(req.body));
+  if (!canonical) {
+    return call->respond(bad_request("the body must be JSON"));
+  }
+  std::string fingerprint = crypto::to_hex(crypto::sha256(*canonical));
+  if (!has_key && !fingerprint_mode) {
+    return call->respond(bad_request("this route needs an Idempotency-Key header"));
+  }
+  IdempotencyGuard& guard = has_key ? guard_ : fingerprint_guard_;
+  std::string scoped = has_key ? std::string(key) : "fingerprint:" + fingerprint;
+  call->record_key = idempotency_record_key(req.principal, req.method, req.path, scoped);
+  guard.run(call->record_key, std::move(fingerprint), std::move(run), call->respond);
+}
+
+namespace {
+// Every '%' followed by two hex digits: a query with a broken escape is refused, not half read.
+bool well_escaped(std::string_view query) {
+  for (size_t i = 0; i < query.size(); ++i) {
+    if (query[i] == '%' && (i + 2 >= query.size() || hex_value(query[i + 1]) < 0 || hex_value(query[i + 2]) < 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+void OperatorApi::search(const std::shared_ptr<Call>& call) {
+  const auto& query = call->request.query;
+  if (!well_escaped(query)) {
+    return call->respond(bad_request("the query string has a malformed %-escape"));
+  }
+  auto merchant = query_value(query, "merchant");
+  auto state = query_value(query, "state");
+  auto cursor = query_value(query, "cursor");
+  auto limit_text = query_value(query, "limit");
+  size_t limit = kDefaultPage;
+  if (limit_text) {
+    char* end = nullptr;
+    long n = std::strtol(limit_text->c_str(), &end, 10);
+    if (limit_text->empty() || *end != '\0' || n < 1 || n > static_cast<long>(kMaxPage)) {
+      return call->respond(bad_request("limit must be 1 to 200"));
+    }
+    limit = static_cast<size_t>(n);
+  }
+  if (merchant && !call->scope.sees(*merchant)) {
+    return call->respond(forbidden("this operator does not see that merchant"));
+  }
+  std::string after;
+  if (cursor && !cursor_key(*cursor, after)) {
+    return call->respond(bad_request("cursor is not one this API gave"));
+  }
+  SearchFilter filter{merchant.value_or(""), state.value_or(""), limit, kScanBudget};
+  store_.read_async([this, call, filter, after](storage::Store& store) {
+    auto page = search_payments(store, filter, after, [this, call](const std::string& owner) {
+      return call->scope.sees(owner_of(owner));
+    });
+    if (!page) {
+      return call->respond(problem(503, "Service Unavailable", "the store cannot be read; retry"));
+    }
+    call->respond(http::Response(200, payments_page_json(*page, [this](const std::string& o) { return owner_of(o); })));
+  });
+}
+
+void OperatorApi::detail(const std::shared_ptr<Call>& call, std::string payment_id) {
+  store_.read_async([this, call, id = std::move(payment_id)](storage::Store& store) {
+    auto report = domain::inspect_payment(store, id, false);
+    if (!report) {
+      return call->respond(report.error().code == ErrorCode::kNotFound
+                               ? not_found("no such payment")
+                               : problem(503, "Service Unavailable", "the store cannot be read; retry"));
+    }
+    report->owner = owner_of(report->owner);
+    if (!call->scope.sees(report->owner)) {
+      return call->respond(not_found("no such payment"));  // another merchant's: as if absent
+    }
+    call->respond(http::Response(200, payment_report_json(*report)));
+  });
+}
+
+void OperatorApi::operate(const std::shared_ptr<Call>& call, std::string payment_id, ppp::OperationKind kind) {
+  auto manual = parse_manual(call->request.body, kind != ppp::OperationKind::kCancel);
+  if (!manual) {
+    return call->respond(bad_request(manual.error().message));
+  }
+  guarded(call, false, [this, call, id = std::move(payment_id), kind, manual = *manual](auto done) {
+    store_.read_async([this, call, id, kind, manual, done](storage::Store& store) {
+      auto payment = domain::read_payment(domain::disk_lookup(store), id);
+      if (!payment || !*payment) {
+        return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
+      }
+      const auto& record = (*payment)->record;
+      if (!record || !call->scope.sees(owner_of(record->owner))) {
+        return done(not_found("no such payment"));
+      }
+      ppp::OperationRequest op;
+      op.kind = kind;
+      op.payment_id = id;
+      // The operation's requestId is the key's record: a retry after a crash that lost the
+      // stored answer reaches the same operation, which answers what it did.
+      op.request_id = "admin-" + call->record_key.substr(call->record_key.size() - 32);
+      op.transaction_id = record->transaction_id;
+      op.authorization_id = record->authorization_id;
+      op.tid = record->tid;
+      op.value = manual.value;
+      op.note = "by operator " + call->request.principal + ": " + manual.reason;
+      spdlog::info("operator {} asks for a {} of payment {} ({})", call->request.principal, ppp::to_string(kind), id,
+                   op.request_id);
+      service_.operate(std::move(op), owner_of(record->owner), [done](actors::Reply reply) {
+        done(from_reply(std::move(reply)));
+      });
+    });
+  });
+}
+
+void OperatorApi::reconcile(const std::shared_ptr<Call>& call, std::string payment_id) {
+  guarded(call, true, [this, call, id = std::move(payment_id)](auto done) {
+    store_.read_async([this, call, id, done](storage::Store& store) {
+      auto payment = domain::read_payment(domain::disk_lookup(store), id);
+      if (!payment || !*payment) {
+        return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
+      }
+      const auto& record = (*payment)->record;
+      if (!record || !call->scope.sees(owner_of(record->owner))) {
+        return done(not_found("no such payment"));
+      }
+      spdlog::info("operator {} reconciles payment {}", call->request.principal, id);
+      service_.refresh(id, owner_of(record->owner), [done](actors::Reply reply) { done(from_reply(std::move(reply))); });
+    });
+  });
+}
+
+void OperatorApi::replay(const std::shared_ptr<Call>& call, std::string delivery_id) {
+  guarded(call, false, [this, call, id = std::move(delivery_id)](auto done) {
+    spdlog::info("operator {} replays delivery {}", call->request.principal, id);
+    service_.replay_delivery(
+        id, [this, call](const domain::OutboxEntry& e) { return call->scope.sees(owner_of(e.merchant)); },
+        [done](actors::Reply reply) { done(from_reply(std::move(reply))); });
+  });
+}
+
+}  // namespace idempay::admin

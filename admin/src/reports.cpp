@@ -1,0 +1,129 @@
+#include "reports.hpp"
+
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/records.hpp"
+#include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/json_writer.hpp"
+#include "idempay/protocol/money.hpp"
+
+namespace idempay::admin {
+
+namespace {
+
+constexpr size_t kScanChunk = 500;
+
+void amounts(JsonWriter& w, Cents authorized, Cents settled, Cents refunded) {
+  w.key("authorized").raw_number(format_amount(authorized));
+  w.key("settled").raw_number(format_amount(settled));
+  w.key("refunded").raw_number(format_amount(refunded));
+}
+
+}  // namespace
+
+Result<PaymentsPage> search_payments(storage::Store& store, const SearchFilter& filter, const std::string& after,
+                                     const std::function<bool(const std::string& owner)>& visible) {
+  PaymentsPage page;
+  std::string from = after;
+  size_t read = 0;
+  while (page.payments.size() < filter.limit && read < filter.scan_budget) {
+    auto chunk = store.scan_after(domain::Space::kPayments, from, std::min(kScanChunk, filter.scan_budget - read));
+    if (!chunk) {
+      return tl::unexpected(chunk.error());
+    }
+    if (chunk->empty()) {
+      return page;  // the end: no cursor
+    }
+    for (const auto& [key, versioned] : *chunk) {
+      ++read;
+      from = key;
+      auto r = domain::decode_payment(versioned.value);
+      if (!r || !visible(r->owner) || (!filter.state.empty() && filter.state != to_string(r->state))) {
+        continue;
+      }
+      if (!filter.merchant.empty() && filter.merchant != r->owner) {
+        continue;
+      }
+      page.payments.push_back(PaymentSummary{key, r->owner, std::string(to_string(r->state)), r->payment_method,
+                                             r->currency, r->amounts.authorized, r->amounts.settled,
+                                             r->amounts.refunded, r->created_at, r->updated_at});
+      if (page.payments.size() == filter.limit) {
+        break;
+      }
+    }
+  }
+  page.next_after = from;
+  return page;
+}
+
+std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of) {
+  JsonWriter w;
+  w.begin_object().key("payments").begin_array();
+  for (const auto& p : page.payments) {
+    w.begin_object().key("paymentId").string(p.payment_id).key("merchant").string(owner_of(p.owner));
+    w.key("state").string(p.state).key("paymentMethod").string(p.payment_method).key("currency").string(p.currency);
+    amounts(w, p.authorized, p.settled, p.refunded);
+    w.key("createdAt").number(p.created_at).key("updatedAt").number(p.updated_at).end_object();
+  }
+  w.end_array().key("nextCursor");
+  if (page.next_after.empty()) {
+    w.null();
+  } else {
+    w.string(crypto::to_hex(reinterpret_cast<const uint8_t*>(page.next_after.data()), page.next_after.size()));
+  }
+  w.end_object();
+  return std::move(w).take();
+}
+
+std::string payment_report_json(const domain::PaymentReport& r) {
+  JsonWriter w;
+  w.begin_object().key("paymentId").string(r.payment_id).key("merchant").string(r.owner).key("state").string(r.state);
+  w.key("paymentMethod").string(r.payment_method).key("currency").string(r.currency);
+  amounts(w, r.authorized, r.settled, r.refunded);
+  w.key("tid").string(r.tid).key("nsu").string(r.nsu).key("authorizationId").string(r.authorization_id);
+  w.key("callbackUrl").string(r.callback_url).key("posPhase").string(r.pos_phase);
+  w.key("card").begin_object().key("bin").string(r.card_bin).key("last4").string(r.card_last4).end_object();
+  w.key("answer").string(r.response);
+  w.key("operations").begin_array();
+  for (const auto& op : r.operations) {
+    w.begin_object().key("requestId").string(op.request_id).key("kind").string(op.kind).key("phase").string(op.phase);
+    w.key("amount").raw_number(format_amount(op.amount)).key("httpStatus").number(op.http_status);
+    w.key("answer").string(op.response).end_object();
+  }
+  w.end_array().key("deliveries").begin_array();
+  for (const auto& d : r.deliveries) {
+    w.begin_object().key("deliveryId").string(d.id).key("url").string(d.url).key("dead").boolean(d.dead);
+    w.key("attempts").number(d.attempts).key("lastStatus").number(d.last_status).key("lastError").string(d.last_error);
+    w.key("deadReason").string(d.dead_reason).key("createdAt").number(d.created_at);
+    w.key("nextAttemptAt").number(d.next_attempt_at).end_object();
+  }
+  w.end_array().key("audit").begin_array();
+  for (const auto& e : r.audit) {
+    w.begin_object().key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time).key("kind").string(e.kind);
+    w.key("ref").string(e.ref).key("before").string(e.before).key("after").string(e.after);
+    w.key("detail").string(e.detail).key("actor").string(e.merchant).key("hash").string(e.hash).end_object();
+  }
+  w.end_array().key("countedArrivals").begin_array();
+  for (const auto& c : r.counted) {
+    w.begin_object().key("kind").string(c.kind).key("actor").string(c.merchant);
+    w.key("count").number(static_cast<int64_t>(c.count)).key("first").number(c.first).key("last").number(c.last);
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return std::move(w).take();
+}
+
+std::string operator_json(const std::string& name, const OperatorScope& scope) {
+  JsonWriter w;
+  w.begin_object().key("name").string(name).key("role").string(scope.can_act ? "act" : "read");
+  w.key("merchants").begin_array();
+  if (scope.all_merchants) {
+    w.string("*");
+  }
+  for (const auto& m : scope.merchants) {
+    w.string(m);
+  }
+  w.end_array().end_object();
+  return std::move(w).take();
+}
+
+}  // namespace idempay::admin
