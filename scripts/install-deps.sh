@@ -7,6 +7,7 @@ packages=(
   libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
   python3 python3-pytest python3-jsonschema
   wrk nginx-light haproxy procps zbar-tools rocksdb-tools openssl spin clang libclang-rt-14-dev
+  chromium chromium-driver python3-selenium fonts-dejavu-core
 )
 missing=()
 for p in "${packages[@]}"; do

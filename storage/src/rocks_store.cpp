@@ -30,6 +30,10 @@ namespace idempay::storage {
 
 namespace {
 
+// An empty string_view may have no data at all; RocksDB's Slice compares with memcmp, which
+// must not be given a null pointer.
+rocksdb::Slice slice_of(std::string_view bytes) { return {bytes.empty() ? "" : bytes.data(), bytes.size()}; }
+
 // Values are stored as 8 bytes of little-endian etag followed by the payload.
 std::string encode(uint64_t etag, std::string_view payload) {
   std::string out(8 + payload.size(), '\0');
@@ -123,7 +127,7 @@ public:
       return Answer(tl::unexpected(k.error()));
     }
     std::string raw;
-    auto s = db_->Get(options, cf(ks), rocksdb::Slice(key.data(), key.size()), &raw);
+    auto s = db_->Get(options, cf(ks), slice_of(key), &raw);
     if (s.IsIncomplete()) {
       return std::nullopt;
     }
@@ -175,7 +179,7 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
                                                                 size_t limit) override {
-    rocksdb::Slice p(prefix.data(), prefix.size());
+    rocksdb::Slice p(slice_of(prefix));
     return collect(
         ks, [&](rocksdb::Iterator& it) { it.Seek(p); }, [&](const rocksdb::Slice& key) { return key.starts_with(p); },
         limit);
@@ -183,7 +187,7 @@ public:
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
                                                                       size_t limit) override {
-    rocksdb::Slice start(after.data(), after.size());
+    rocksdb::Slice start(slice_of(after));
     auto seek_past = [&](rocksdb::Iterator& it) {
       it.Seek(start);
       if (it.Valid() && it.key() == start) {

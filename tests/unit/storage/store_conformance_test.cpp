@@ -171,6 +171,10 @@ TYPED_TEST(StoreConformanceTest, PrefixScanInKeyOrderWithLimit) {
   EXPECT_EQ(all[1].second.value, "b/2");
   EXPECT_EQ(this->store->scan(Space::kOutbox, "b/", 2).value().size(), 2u);
   EXPECT_TRUE(this->store->scan(Space::kOutbox, "z", 10).value().empty());
+  // An empty prefix, even a view with no data at all, is every key.
+  EXPECT_EQ(this->store->scan(Space::kOutbox, std::string_view(), 10).value().size(), 5u);
+  EXPECT_EQ(this->store->scan_after(Space::kOutbox, std::string_view(), 10).value().size(), 5u);
+  EXPECT_FALSE(this->store->get(Space::kOutbox, std::string_view()).value().has_value());
 }
 
 // A whole keyspace, page by page, in key order: every key once, the last page short.
