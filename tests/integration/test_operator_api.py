@@ -6,8 +6,12 @@ import json
 import threading
 import time
 
+import pytest
+
 from conftest import APP_KEY, APP_TOKEN, AUTH, CALLBACK_ARGS, concurrently, create_body, ledger, request
 from tcp_proxy import CuttableProxy
+from test_instances import SHARED_ARGS
+from test_postgres import BASE_URI, pg_uri  # noqa: F401 (a fixture)
 
 OTHER_KEY, OTHER_TOKEN = "other-key", "other-token-0123456789"
 MERCHANTS = [{"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN},
@@ -274,3 +278,29 @@ def test_dead_letters_are_replayed_and_payments_reconciled_while_running(connect
     assert status == 200 and json.loads(raw)["paymentId"] == "dead-1" and "idempotent-replayed" not in h
     again = admin(c, "POST", "payments/dead-1/reconcile", body={})
     assert again[1] == raw and again[2]["idempotent-replayed"] == "true"
+
+
+@pytest.mark.skipif(not BASE_URI, reason="IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server")
+def test_two_instances_on_postgresql_share_the_keys(connector_factory, stubs, pg_uri):
+    """Two instances on one PostgreSQL database: the same keyed refund sent to both at once
+    refunds once, and either instance replays the stored answer."""
+    stub = stubs("--latency-ms", "300")
+    nodes = [connector_factory(acquirer=stub.url, merchants=MERCHANTS, operators=OPERATORS,
+                               extra_args=["--store", pg_uri, *SHARED_ARGS]) for _ in range(2)]
+    approved(nodes[0], "pg-op-1", value=10)
+    assert admin(nodes[1], "POST", "payments/pg-op-1/settlements", body={"value": 10, "reason": "r"},
+                 key="pg-s")[0] == 200
+    body = {"value": 4, "reason": "two consoles"}
+    results = concurrently(20, lambda i: admin(nodes[i % 2], "POST", "payments/pg-op-1/refunds", body=body,
+                                               key="pg-r"))
+    assert {s for s, _, _ in results} <= {200, 409}, [s for s, _, _ in results]
+    for node in nodes:
+        deadline = time.time() + 20
+        while (answer := admin(node, "POST", "payments/pg-op-1/refunds", body=body, key="pg-r"))[0] == 409:
+            assert time.time() < deadline
+            time.sleep(0.2)
+        assert answer[0] == 200 and answer[2]["idempotent-replayed"] == "true"
+    refunds = [r for k, r in ledger(stub).get("refunds", {}).items() if k.startswith("pg-op-1/")]
+    assert len(refunds) == 1 and refunds[0]["amount"] == 4, refunds
+    seen = {p["paymentId"] for p in json.loads(admin(nodes[1], "GET", "payments")[1])["payments"]}
+    assert seen == {"pg-op-1"}
