@@ -112,3 +112,36 @@ def test_full_disk_is_an_outage_not_a_crash(base_dir, small_tmpfs, stub_server):
     finally:
         code = c.process.terminate()
     assert code == 0
+
+
+def test_a_full_disk_lets_no_operator_action_through_unguarded(base_dir, small_tmpfs, stub_server):
+    """The operator API's Idempotency-Key records live in the same store: with the disk full, a
+    keyed manual refund is a 503 and reaches no acquirer; once space is back, the retry with the
+    same key refunds once."""
+    from test_operator_api import MERCHANTS, OPERATORS, ROOT
+    c = Connector(base_dir, "full-disk-operator", acquirer=stub_server.url, merchants=MERCHANTS,
+                  operators=OPERATORS)
+    c.process.terminate()
+    c.data_dir = small_tmpfs / "data"
+    c.args[c.args.index("--data-dir") + 1] = str(c.data_dir)
+    c.start()
+    operator = {"Authorization": "Bearer " + ROOT, "Content-Type": "application/json", "Idempotency-Key": "full-1"}
+    try:
+        assert c.post("/payments", create_body("op-full", value=10))[0] == 200
+        settle = dict(operator, **{"Idempotency-Key": "full-s"})
+        assert request(c.port, "POST", "/admin/v1/payments/op-full/settlements", {"value": 10, "reason": "r"},
+                       settle)[0] == 200
+        fill_until_refused(c, "op-fill")
+        body = {"value": 2, "reason": "disk full"}
+        status, raw, headers = request(c.port, "POST", "/admin/v1/payments/op-full/refunds", body, operator)
+        assert status == 503 and headers.get("retry-after"), raw
+        assert not [k for k in ledger(stub_server).get("refunds", {}) if k.startswith("op-full/")]
+        grow(small_tmpfs, "64m")
+        deadline = time.time() + 20
+        while (answer := request(c.port, "POST", "/admin/v1/payments/op-full/refunds", body, operator))[0] != 200:
+            assert answer[0] in (409, 503) and time.time() < deadline, answer
+            time.sleep(0.3)
+        refunds = [r for k, r in ledger(stub_server).get("refunds", {}).items() if k.startswith("op-full/")]
+        assert len(refunds) == 1 and refunds[0]["amount"] == 2, refunds
+    finally:
+        c.process.terminate()
