@@ -29,7 +29,10 @@ struct ServeConfig {
   std::string manifest;  ///< the methods offered and their terms; empty: every method, defaults
   int64_t drain_grace_ms = 0;  ///< on SIGTERM, not ready for this long before the drain
   std::string access_log = "off";  ///< "-" (stderr), a file, or "off"
-  int64_t idempotency_retention_s = 86'400;  ///< operator API: how long an Idempotency-Key's answer is kept
+  int64_t idempotency_retention_s = 86'400;
+  std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
+  std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
+  std::string tls_key;   ///< PEM private key  ///< operator API: how long an Idempotency-Key's answer is kept
   std::string onboarding_return_hosts = ".myvtex.com";  ///< where the configuration flow may send a merchant back
   int64_t idle_timeout_ms = 5'000;
   int io_threads = 0;  ///< 0: half the cores, at least one

@@ -84,6 +84,12 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
   s->add_option("--access-log", serve.access_log, "one JSON line per request: '-' (stderr), a file, or 'off'")
       ->envname("IDEMPAY_ACCESS_LOG")->capture_default_str();
+  s->add_option("--tls-cert", serve.tls_cert, "PEM certificate chain: also serve over TLS 1.2/1.3 on --tls-listen")
+      ->envname("IDEMPAY_TLS_CERT");
+  s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert (both reloaded on SIGHUP)")
+      ->envname("IDEMPAY_TLS_KEY");
+  s->add_option("--tls-listen", serve.tls_listen, "HOST:PORT of the TLS listener (port 0 = any free port)")
+      ->envname("IDEMPAY_TLS_LISTEN")->capture_default_str();
   s->add_option("--idempotency-retention-s", serve.idempotency_retention_s,
                  "operator API: how long the answer to an Idempotency-Key is kept and replayed (seconds)")
       ->envname("IDEMPAY_IDEMPOTENCY_RETENTION_S")

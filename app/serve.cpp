@@ -439,6 +439,16 @@ int run_serve(const ServeConfig& given) {
   server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
     return http::Response(status, ppp::write_error(code, message));
   };
+  if (!config.tls_cert.empty() || !config.tls_key.empty()) {
+    http::TlsListenerOptions tls;
+    if (config.tls_cert.empty() || config.tls_key.empty() || !split_host_port(config.tls_listen, tls.host, tls.port)) {
+      spdlog::error("TLS needs --tls-cert and --tls-key, and --tls-listen as HOST:PORT");
+      return 2;
+    }
+    tls.cert_file = config.tls_cert;
+    tls.key_file = config.tls_key;
+    server_options.tls = std::move(tls);
+  }
   server = std::make_unique<http::Server>(server_options, handler);
   auto port = server->start();  // answers 503 until the service has started
   if (!port) {
@@ -459,10 +469,18 @@ int run_serve(const ServeConfig& given) {
   // Tests and scripts read this line to learn the port when listening on port 0.
   spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
                config.acquirer, config.data_dir);
+  if (server_options.tls) {
+    spdlog::info("idempay listening with TLS on {}:{}", server_options.tls->host, server->tls_port());
+  }
 
   int sig = 0;
   while ((sig = wait_for_service_signal()) == SIGHUP) {
     reload_merchants(*path, onboarded, *server, *directory);
+    if (auto reloaded = server->reload_tls(); !reloaded) {
+      spdlog::error("TLS certificate not reloaded, the previous one stays: {}", reloaded.error().message);
+    } else if (server_options.tls) {
+      spdlog::info("TLS certificate and key reloaded from {}", server_options.tls->cert_file);
+    }
   }
   // Not ready first, so that the load balancer stops sending; requests keep being served
   // meanwhile, and then the drain waits for those in flight.

@@ -19,6 +19,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -31,6 +32,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+namespace ssl = net::ssl;
 
 // -- Request and Responder ---------------------------------------------------------------
 
@@ -118,6 +120,32 @@ size_t default_max_connections() {
   return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 2, 1, 10'000);
 }
 
+// TLS 1.2 and 1.3 only. For 1.2, forward-secret AEAD suites only (ECDHE with AES-GCM or
+// ChaCha20-Poly1305: Mozilla's "intermediate" list); 1.3's own suites are all AEAD. No
+// compression (CRIME), no renegotiation, the server's order of preference.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert_file, const std::string& key_file) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = context->native_handle();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_cipher_list(native, kTls12Ciphers);
+  beast::error_code ec;
+  context->use_certificate_chain_file(cert_file, ec);
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument, "--tls-cert " + cert_file + ": " + ec.message());
+  }
+  context->use_private_key_file(key_file, ssl::context::pem, ec);
+  if (ec || SSL_CTX_check_private_key(native) != 1) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--tls-key " + key_file + ": " + (ec ? ec.message() : "does not match the certificate"));
+  }
+  return context;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -127,10 +155,18 @@ struct Server::Impl {
   // Sessions waiting for their handler have no I/O pending; without this guard the loops
   // would return as soon as the acceptor closes, and late replies would never be written.
   net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
-  tcp::acceptor acceptor{ioc};
-  net::steady_timer accept_backoff{ioc};
-  std::chrono::milliseconds backoff{0};
-  std::chrono::steady_clock::time_point last_accept_log;
+  // One listening socket: the plain one, and the TLS one if configured.
+  struct Listener {
+    explicit Listener(net::io_context& io, bool is_tls) : acceptor(io), backoff_timer(io), tls(is_tls) {}
+    tcp::acceptor acceptor;
+    net::steady_timer backoff_timer;
+    std::chrono::milliseconds backoff{0};
+    std::chrono::steady_clock::time_point last_error_log;
+    bool tls;
+  };
+  std::vector<std::unique_ptr<Listener>> listeners;
+  std::shared_ptr<ssl::context> tls_context;  // read and replaced with atomic_load/store
+  uint16_t tls_port = 0;
   std::vector<std::thread> threads;
   std::mutex mutex;
   std::condition_variable drained;
@@ -239,8 +275,9 @@ struct Server::Impl {
     }
   }
 
-  void do_accept();
-  void on_accept_error(const beast::error_code& ec);
+  Result<uint16_t> listen(Listener& l, const std::string& host, uint16_t port);
+  void do_accept(Listener& l);
+  void on_accept_error(Listener& l, const beast::error_code& ec);
 };
 
 namespace {
@@ -268,25 +305,50 @@ std::string request_id_of(std::string_view given) {
   return hex;
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection: plain (Stream = beast::tcp_stream) or TLS (TlsStream), the same HTTP.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
 public:
   Session(tcp::socket socket, Server::Impl& server, std::string source)
       : stream_(std::move(socket)), server_(server), source_(std::move(source)) {}
+  // TLS: the session keeps the context it was accepted under (a reload replaces it for the
+  // connections that come next).
+  Session(tcp::socket socket, std::shared_ptr<ssl::context> tls, Server::Impl& server, std::string source)
+      : tls_(std::move(tls)), stream_(std::move(socket), *tls_), server_(server), source_(std::move(source)) {}
   ~Session() { server_.release(source_); }
 
   void run() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        // The handshake counts against the header timeout: a silent client is cut the same.
+        self->lowest().expires_after(self->server_.options.header_timeout);
+        self->stream_.async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) {
+            return self->close();  // a failed handshake (a protocol below TLS 1.2, a scanner)
+          }
+          self->do_read();
+        });
+      } else {
+        self->do_read();
+      }
+    });
   }
 
 private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
   void do_read() {
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
     principal_.clear();
-    stream_.expires_after(server_.options.header_timeout);
+    lowest().expires_after(server_.options.header_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+                             [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
   }
 
   bool is_quiet_close(const beast::error_code& ec) const {
@@ -345,9 +407,9 @@ private:
         return refuse(401, "unauthorized", bearer_ ? "missing or invalid bearer token" : "missing or invalid AppKey/AppToken");
       }
     }
-    stream_.expires_after(server_.options.read_timeout);
+    lowest().expires_after(server_.options.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec2, size_t) { self->on_read(ec2); });
+                      [self = this->shared_from_this()](beast::error_code ec2, size_t) { self->on_read(ec2); });
   }
 
   void on_read(beast::error_code ec) {
@@ -384,10 +446,10 @@ private:
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
     request.body = std::move(req.body());
-    stream_.expires_never();  // the handler's own deadlines govern from here
+    lowest().expires_never();  // the handler's own deadlines govern from here
     server_.begin_request();
     Responder respond(
-        [self = shared_from_this()](Response response) {
+        [self = this->shared_from_this()](Response response) {
           net::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
             self->counted_ = true;  // counted until the answer is written
             self->write(std::move(r));
@@ -424,8 +486,8 @@ private:
     res_.keep_alive(keep_alive_);
     res_.body() = std::move(r.body);
     res_.prepare_payload();
-    stream_.expires_after(server_.options.read_timeout);
-    bhttp::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    lowest().expires_after(server_.options.read_timeout);
+    bhttp::async_write(stream_, res_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (self->counted_) {
         self->counted_ = false;
         self->server_.end_request();
@@ -439,11 +501,12 @@ private:
 
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.socket().close(ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().socket().close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  std::shared_ptr<ssl::context> tls_;  // TLS sessions only; declared before the stream that uses it
+  Stream stream_;
   Server::Impl& server_;
   std::string source_;
   beast::flat_buffer buffer_;
@@ -462,35 +525,59 @@ private:
 
 }  // namespace
 
-void Server::Impl::do_accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-    if (ec == net::error::operation_aborted || !acceptor.is_open()) {
+Result<uint16_t> Server::Impl::listen(Listener& l, const std::string& host, uint16_t port) {
+  beast::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument, "invalid listen address " + host);
+  }
+  tcp::endpoint endpoint(address, port);
+  l.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) l.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) l.acceptor.bind(endpoint, ec);
+  if (!ec) l.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return make_error(ErrorCode::kUnavailable, "cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                                                   ec.message());
+  }
+  return l.acceptor.local_endpoint().port();
+}
+
+void Server::Impl::do_accept(Listener& l) {
+  l.acceptor.async_accept(net::make_strand(ioc), [this, &l](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !l.acceptor.is_open()) {
       return;
     }
     if (ec) {
-      return on_accept_error(ec);
+      return on_accept_error(l, ec);
     }
-    backoff = std::chrono::milliseconds(0);
+    l.backoff = std::chrono::milliseconds(0);
     beast::error_code ignored;
     auto peer = socket.remote_endpoint(ignored);
     std::string source = ignored ? std::string("unknown") : source_of(peer.address());
     if (admit(source)) {
       socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(socket), *this, std::move(source))->run();
+      if (l.tls) {
+        std::make_shared<Session<TlsStream>>(std::move(socket), std::atomic_load(&tls_context), *this,
+                                             std::move(source))
+            ->run();
+      } else {
+        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), *this, std::move(source))->run();
+      }
     } else {
       socket.close(ignored);  // over a cap: closed at once, before any byte is read
     }
-    do_accept();
+    do_accept(l);
   });
 }
 
 // Out of descriptors (or buffers): the pending connection stays in the backlog, so accepting
 // again at once would fail again at once. Wait, doubling up to a second, then try again.
-void Server::Impl::on_accept_error(const beast::error_code& ec) {
-  backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+void Server::Impl::on_accept_error(Listener& l, const beast::error_code& ec) {
+  l.backoff = std::clamp(l.backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   auto now = std::chrono::steady_clock::now();
-  if (now - last_accept_log > std::chrono::seconds(10)) {
-    last_accept_log = now;
+  if (now - l.last_error_log > std::chrono::seconds(10)) {
+    l.last_error_log = now;
     size_t open = 0;
     {
       std::lock_guard lock(mutex);
@@ -499,12 +586,12 @@ void Server::Impl::on_accept_error(const beast::error_code& ec) {
     // strerror, not ec.message(): accept errors are the OS's own, and a first virtual call into
     // an error category while out of descriptors trips the sanitizers' type checks.
     spdlog::error("accept failed: {} (retrying every {} ms at most; open connections: {})",
-                  std::strerror(ec.value()), backoff.count(), open);
+                  std::strerror(ec.value()), l.backoff.count(), open);
   }
-  accept_backoff.expires_after(backoff);
-  accept_backoff.async_wait([this](beast::error_code wait_ec) {
-    if (!wait_ec && acceptor.is_open()) {
-      do_accept();
+  l.backoff_timer.expires_after(l.backoff);
+  l.backoff_timer.async_wait([this, &l](beast::error_code wait_ec) {
+    if (!wait_ec && l.acceptor.is_open()) {
+      do_accept(l);
     }
   });
 }
@@ -515,28 +602,46 @@ Server::Server(ServerOptions options, Handler& handler)
 Server::~Server() { stop(std::chrono::milliseconds(0)); }
 
 Result<uint16_t> Server::start() {
-  beast::error_code ec;
-  auto address = net::ip::make_address(impl_->options.host, ec);
-  if (ec) {
-    return make_error(ErrorCode::kInvalidArgument, "invalid listen address " + impl_->options.host);
+  auto& impl = *impl_;
+  impl.listeners.push_back(std::make_unique<Impl::Listener>(impl.ioc, false));
+  auto port = impl.listen(*impl.listeners.back(), impl.options.host, impl.options.port);
+  if (!port) {
+    return port;
   }
-  tcp::endpoint endpoint(address, impl_->options.port);
-  auto& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return make_error(ErrorCode::kUnavailable, "cannot listen on " + impl_->options.host + ":" +
-                                                   std::to_string(impl_->options.port) + ": " +
-                                                   ec.message());
+  if (impl.options.tls) {
+    auto context = make_tls_context(impl.options.tls->cert_file, impl.options.tls->key_file);
+    if (!context) {
+      return tl::unexpected(context.error());
+    }
+    impl.tls_context = std::move(*context);
+    impl.listeners.push_back(std::make_unique<Impl::Listener>(impl.ioc, true));
+    auto tls_port = impl.listen(*impl.listeners.back(), impl.options.tls->host, impl.options.tls->port);
+    if (!tls_port) {
+      return tls_port;
+    }
+    impl.tls_port = *tls_port;
   }
-  uint16_t port = acceptor.local_endpoint().port();
-  impl_->do_accept();
-  for (int i = 0; i < std::max(1, impl_->options.io_threads); ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  for (auto& l : impl.listeners) {
+    impl.do_accept(*l);
+  }
+  for (int i = 0; i < std::max(1, impl.options.io_threads); ++i) {
+    impl.threads.emplace_back([this] { impl_->ioc.run(); });
   }
   return port;
+}
+
+uint16_t Server::tls_port() const { return impl_->tls_port; }
+
+Status Server::reload_tls() {
+  if (!impl_->options.tls) {
+    return {};
+  }
+  auto context = make_tls_context(impl_->options.tls->cert_file, impl_->options.tls->key_file);
+  if (!context) {
+    return tl::unexpected(context.error());
+  }
+  std::atomic_store(&impl_->tls_context, std::move(*context));
+  return {};
 }
 
 void Server::set_bearer_credentials(std::shared_ptr<const Credentials> credentials) {
@@ -553,8 +658,10 @@ size_t Server::stop(std::chrono::milliseconds drain) {
   }
   net::post(impl_->ioc, [this] {
     beast::error_code ignored;
-    impl_->acceptor.close(ignored);
-    impl_->accept_backoff.cancel();
+    for (auto& l : impl_->listeners) {
+      l->acceptor.close(ignored);
+      l->backoff_timer.cancel();
+    }
   });
   size_t left = 0;
   {

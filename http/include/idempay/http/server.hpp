@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,14 @@ struct AccessRecord {
 };
 using AccessLog = std::function<void(const AccessRecord&)>;
 
+/// A second listener speaking TLS (1.2 and 1.3 only; see server.cpp for the ciphers).
+struct TlsListenerOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 443;       ///< 0 picks a free port
+  std::string cert_file;     ///< PEM: the certificate and its chain
+  std::string key_file;      ///< PEM: its private key
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";  ///< Default: loopback only
   uint16_t port = 8080;            ///< 0 picks a free port
@@ -135,6 +144,8 @@ struct ServerOptions {
   std::string test_suite_header;
   /// Default: {"code":...,"message":...}
   ErrorWriter errors;
+  /// Also serve the same routes over TLS on a listener of its own. Default: none
+  std::optional<TlsListenerOptions> tls;
   /// Called once per answered request (refusals included), on the connection's I/O thread:
   /// it must not block. Every answer carries `X-Request-Id` either way. Default: none
   AccessLog access_log;
@@ -153,8 +164,13 @@ public:
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  /// Binds, listens and starts the I/O threads; returns the bound port.
+  /// Binds, listens and starts the I/O threads; returns the bound (plain) port.
   Result<uint16_t> start();
+  /// The TLS listener's bound port (0 without one).
+  uint16_t tls_port() const;
+  /// Reads the certificate and key again (SIGHUP): connections accepted from now on use
+  /// them, those already open keep theirs. On error the previous ones stay.
+  Status reload_tls();
 
   /// Replaces the accepted credentials (a reloaded file); requests already authenticated
   /// are not affected. Thread-safe.
