@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/metrics/metrics.hpp"
 #include "idempay/protocol/json_writer.hpp"
 
 namespace idempay::app {
@@ -83,6 +85,14 @@ private:
 
 std::shared_ptr<LineBatcher> batcher;
 
+Result<std::shared_ptr<LineBatcher>> open_batcher(const std::string& destination, std::string_view option) {
+  int fd = destination == "-" ? STDERR_FILENO : ::open(destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(option) + " " + destination + ": " + std::strerror(errno));
+  }
+  return std::make_shared<LineBatcher>(fd);
+}
+
 struct RouteMatch {
   std::string route;
   std::string payment_id;
@@ -97,6 +107,12 @@ RouteMatch match(std::string_view path) {
     if (path == route) {
       return {std::string(route), {}};
     }
+  }
+  if (path.substr(0, 10) == "/admin/v1/") {
+    return {"/admin/v1/*", {}};
+  }
+  if (path == "/admin" || path.substr(0, 7) == "/admin/") {
+    return {"/admin/*", {}};
   }
   auto id_then = [&](std::string_view prefix) -> std::pair<std::string_view, std::string_view> {
     if (path.substr(0, prefix.size()) != prefix) {
@@ -162,11 +178,11 @@ std::string route_template(std::string_view path) { return match(path).route; }
 size_t access_log_drops() { return batcher ? batcher->drops() : 0; }
 
 Result<http::AccessLog> make_access_log(const std::string& destination) {
-  int fd = destination == "-" ? STDERR_FILENO : ::open(destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    return make_error(ErrorCode::kInvalidArgument, "--access-log " + destination + ": " + std::strerror(errno));
+  auto opened = open_batcher(destination, "--access-log");
+  if (!opened) {
+    return tl::unexpected(opened.error());
   }
-  batcher = std::make_shared<LineBatcher>(fd);
+  batcher = std::move(*opened);
   return http::AccessLog([lines = batcher](const http::AccessRecord& r) {
     RouteMatch route = match(r.path);
     JsonWriter w;
@@ -182,6 +198,88 @@ Result<http::AccessLog> make_access_log(const std::string& destination) {
     }
     for (const auto& [name, value] : *r.fields) {
       w.key(name).string(value);
+    }
+    w.end_object();
+    lines->add(std::move(w).take());
+  });
+}
+
+http::AccessLog observe_requests(http::AccessLog log, bool with_metrics) {
+  if (!with_metrics) {
+    return log;
+  }
+  return [log = std::move(log)](const http::AccessRecord& r) {
+    metrics::observe_request(match(r.path).route, r.status, static_cast<double>(r.micros) / 1e6);
+    if (log) {
+      log(r);
+    }
+  };
+}
+
+namespace {
+
+// Repeats of one kind: a token bucket, and how many lines it held back since the last one.
+class RepeatLimiter {
+public:
+  // True if a line of `kind` may be written now; `suppressed` gets the count held back before it.
+  bool admit(const std::string& kind, uint64_t& suppressed) {
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    Bucket& b = buckets_[kind];
+    double elapsed = std::chrono::duration<double>(now - b.refilled).count();
+    b.tokens = std::min(kRepeatLinesPerSecond, b.tokens + elapsed * kRepeatLinesPerSecond);
+    b.refilled = now;
+    if (b.tokens < 1) {
+      ++b.suppressed;
+      return false;
+    }
+    b.tokens -= 1;
+    suppressed = std::exchange(b.suppressed, 0);
+    return true;
+  }
+
+private:
+  struct Bucket {
+    double tokens = kRepeatLinesPerSecond;
+    std::chrono::steady_clock::time_point refilled = std::chrono::steady_clock::now();
+    uint64_t suppressed = 0;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Bucket> buckets_;  // a few kinds (domain::is_repeat)
+};
+
+}  // namespace
+
+Result<EventLog> make_event_log(const std::string& destination) {
+  auto opened = open_batcher(destination, "--event-log");
+  if (!opened) {
+    return tl::unexpected(opened.error());
+  }
+  auto limiter = std::make_shared<RepeatLimiter>();
+  return EventLog([lines = std::move(*opened), limiter](const std::string& payment_id, const domain::AuditEntry& e) {
+    uint64_t suppressed = 0;
+    if (domain::is_repeat(e.kind) && !limiter->admit(e.kind, suppressed)) {
+      metrics::count_event_log_suppressed(e.kind);
+      return;
+    }
+    std::string id = loggable_id(payment_id);
+    if (suppressed > 0) {
+      JsonWriter w;
+      w.begin_object().key("time").string(utc_now()).key("event").string("events_suppressed");
+      w.key("kind").string(e.kind).key("count").number(static_cast<int64_t>(suppressed)).end_object();
+      lines->add(std::move(w).take());
+    }
+    JsonWriter w;
+    w.begin_object().key("time").string(utc_now()).key("event").string(e.kind).key("paymentId").string(id);
+    w.key("ref").string(loggable_id(e.ref));
+    if (!e.before.empty() || !e.after.empty()) {
+      w.key("before").string(e.before).key("after").string(e.after);
+    }
+    if (!e.merchant.empty()) {
+      w.key("actor").string(e.merchant);
+    }
+    if (!e.detail.empty() && e.kind != "arrivals_counted") {
+      w.key("detail").string(e.detail.substr(0, 512));
     }
     w.end_object();
     lines->add(std::move(w).take());

@@ -30,6 +30,8 @@ struct ServeConfig {
   int64_t drain_grace_ms = 0;  ///< on SIGTERM, not ready for this long before the drain
   std::string access_log = "off";  ///< "-" (stderr), a file, or "off"
   int64_t idempotency_retention_s = 86'400;
+  std::string metrics_listen;        ///< HOST:PORT of the Prometheus endpoint; empty: no metrics
+  std::string event_log = "off";     ///< "-" (stderr), a file, or "off"
   std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
   std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
   std::string tls_key;   ///< PEM private key  ///< operator API: how long an Idempotency-Key's answer is kept

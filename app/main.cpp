@@ -84,6 +84,11 @@ int main(int argc, char** argv) {
       ->envname("IDEMPAY_DRAIN_TIMEOUT_MS")->capture_default_str();
   s->add_option("--access-log", serve.access_log, "one JSON line per request: '-' (stderr), a file, or 'off'")
       ->envname("IDEMPAY_ACCESS_LOG")->capture_default_str();
+  s->add_option("--metrics-listen", serve.metrics_listen,
+                 "HOST:PORT for Prometheus metrics at GET /metrics (port 0 = any free port); off when empty")
+      ->envname("IDEMPAY_METRICS_LISTEN");
+  s->add_option("--event-log", serve.event_log, "one JSON line per payment event: '-' (stderr), a file, or 'off'")
+      ->envname("IDEMPAY_EVENT_LOG")->capture_default_str();
   s->add_option("--tls-cert", serve.tls_cert, "PEM certificate chain: also serve over TLS 1.2/1.3 on --tls-listen")
       ->envname("IDEMPAY_TLS_CERT");
   s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert (both reloaded on SIGHUP)")

@@ -5,6 +5,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include "idempay/http/problem.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/json_read.hpp"
@@ -245,6 +246,7 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
 void PppHandler::acquirer_webhook(http::Request& request, const http::Responder& respond) {
   constexpr size_t kMaxWebhookBytes = 64 * 1024;
   if (request.body.size() > kMaxWebhookBytes) {
+    metrics::count_webhook("too-large");
     return respond(problem(413, "Payload Too Large", "webhook bodies are limited to 64 KiB"));
   }
   int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -253,12 +255,15 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   auto verified = webhooks::verify(options_.webhook_keys, id, request.header("webhook-timestamp"),
                                    request.header("webhook-signature"), request.body, now);
   if (!verified || !ppp::is_valid_identifier(id)) {
+    metrics::count_webhook("bad-signature");
     return respond(problem(401, "Unauthorized", "webhook signature missing or invalid"));
   }
   auto decoded = acquirer::decode_event(request.body);
   if (!decoded || !ppp::is_valid_identifier(decoded->key)) {
+    metrics::count_webhook("malformed");
     return respond(problem(400, "Bad Request", "webhook data needs paymentId and status"));
   }
+  metrics::count_webhook("verified");
   actors::AcquirerEvent event;
   event.event_id = std::string(id);
   event.body_hash = crypto::to_hex(crypto::sha256(request.body));

@@ -22,6 +22,8 @@
 #include "idempay/storage/store.hpp"
 #include "access_log.hpp"
 #include "merchants.hpp"
+#include "metered_acquirers.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "onboarding.hpp"
 #include "ppp_handler.hpp"
 #include "private_files.hpp"
@@ -128,6 +130,23 @@ private:
   http::Handler& ppp_;
   http::Handler& operators_;
 };
+
+// What the metrics read when scraped, on the scraping thread.
+void add_service_gauges(actors::PaymentService& service) {
+  metrics::add_gauge("idempay_live_payment_actors", "Payment actors in memory (the rest are passivated)",
+                     [&service] { return static_cast<double>(service.live_actors()); });
+  metrics::add_gauge("idempay_outbox_pending", "Callback deliveries waiting in this instance's outbox",
+                     [&service] { return static_cast<double>(service.outbox_backlog().first); });
+  metrics::add_gauge("idempay_outbox_oldest_pending_age_seconds", "Age of the oldest callback delivery waiting",
+                     [&service] {
+                       int64_t oldest = service.outbox_backlog().second;
+                       int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch()).count();
+                       return oldest == 0 ? 0.0 : static_cast<double>(now - oldest) / 1000.0;
+                     });
+  metrics::add_gauge("idempay_access_log_dropped_lines", "Access log lines dropped because the log fell behind",
+                     [] { return static_cast<double>(access_log_drops()); });
+}
 
 std::optional<admin::OperatorScope> operator_scope(const MerchantDirectory& directory, const std::string& name) {
   auto file = directory.current();
@@ -390,9 +409,31 @@ int run_serve(const ServeConfig& given) {
     spdlog::error("--manifest: {}", manifest.error().message);
     return 2;
   }
+  std::unique_ptr<metrics::Endpoint> metrics_endpoint;
+  if (!config.metrics_listen.empty()) {
+    metrics::enable();
+    try {
+      metrics_endpoint = std::make_unique<metrics::Endpoint>(config.metrics_listen);
+    } catch (const std::exception& e) {
+      spdlog::error("--metrics-listen {}: {}", config.metrics_listen, e.what());
+      return 1;
+    }
+  }
   auto options = service_options(config, legacy_owner, shared_store(config));
   options.methods = manifest->methods;
-  auto service = std::make_unique<actors::PaymentService>(**store, *directory, *transport, std::move(options));
+  if (config.event_log != "off") {
+    auto events = make_event_log(config.event_log);
+    if (!events) {
+      spdlog::error("{}", events.error().message);
+      return 2;
+    }
+    options.on_event = std::move(*events);
+  }
+  MeteredAcquirerRoutes metered_acquirers(*directory);
+  auto service = std::make_unique<actors::PaymentService>(**store, metered_acquirers, *transport, std::move(options));
+  if (metrics_endpoint) {
+    add_service_gauges(*service);
+  }
   PppHandlerOptions handler_options;
   handler_options.webhook_keys = std::move(*webhook_keys);
   handler_options.stub = stub;
@@ -436,6 +477,7 @@ int run_serve(const ServeConfig& given) {
     }
     server_options.access_log = std::move(*access);
   }
+  server_options.access_log = observe_requests(std::move(server_options.access_log), metrics_endpoint != nullptr);
   server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
     return http::Response(status, ppp::write_error(code, message));
   };
@@ -471,6 +513,9 @@ int run_serve(const ServeConfig& given) {
                config.acquirer, config.data_dir);
   if (server_options.tls) {
     spdlog::info("idempay listening with TLS on {}:{}", server_options.tls->host, server->tls_port());
+  }
+  if (metrics_endpoint) {
+    spdlog::info("metrics on port {} (GET /metrics)", metrics_endpoint->port());
   }
 
   int sig = 0;

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config libpq-dev postgresql postgresql-client
   libcaf-dev librocksdb-dev libsimdjson-dev libboost-dev libssl-dev libexpected-dev
-  libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
+  prometheus-cpp-dev prometheus libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
   python3 python3-pytest python3-jsonschema
   wrk nginx-light haproxy procps zbar-tools rocksdb-tools openssl spin clang libclang-rt-14-dev
   chromium chromium-driver python3-selenium fonts-dejavu-core

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/domain/keyspaces.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "idempay/protocol/fault.hpp"
 #include "directory.hpp"
 #include "idempay/domain/records.hpp"
@@ -88,7 +89,9 @@ private:
       return;  // already known (replayed twice, or resumed and announced)
     }
     schedule_.emplace(entry.next_attempt_at, entry.id);
+    created_.insert(entry.created_at);
     pending_.emplace(entry.id, std::move(entry));
+    publish();
     pump();
   }
 
@@ -167,7 +170,7 @@ private:
     auto found = pending_.find(id);
     if (found != pending_.end()) {
       --in_flight_[host_of(found->second.url)];
-      pending_.erase(found);
+      forget(found);
     }
     etags_.erase(id);
     pump();
@@ -209,7 +212,8 @@ private:
     entry.claim_until = 0;
     auto etag = claimed_etag(id);
     if (result.status >= 200 && result.status < 300) {
-      pending_.erase(found);
+      metrics::count_callback_attempt("delivered");
+      forget(found);
       ctx_.directory->send(entry.payment_id, notified_atom::value, NotifiedCommand{entry.payment_id, id, result.status});
       record({{Space::kOutbox, id, std::nullopt, etag}}, id, "delivered");
       return pump();
@@ -222,18 +226,32 @@ private:
       entry.dead_reason = kind == FailureKind::kPermanent ? "permanent failure" : "retry window exhausted";
       spdlog::warn("callback {} for payment {} is a dead letter after {} attempts: {} {}", id, entry.payment_id,
                    entry.attempts, entry.last_status, entry.last_error);
-      pending_.erase(found);
+      metrics::count_callback_attempt("dead");
+      forget(found);
       record({{Space::kOutbox, id, std::nullopt, etag},
               {Space::kDeadLetters, id, encode(entry), std::nullopt}},
              id, "dead letter");
       return pump();
     }
+    metrics::count_callback_attempt("retry");
     entry.next_attempt_at = now + delay.count();
     found->second = entry;
     schedule_.emplace(entry.next_attempt_at, id);
     // Best effort: if this bookkeeping write is lost, a restart retries sooner, never never.
     record({{Space::kOutbox, id, encode(entry), etag}}, id, "next attempt");
     pump();
+  }
+
+  void forget(std::map<std::string, OutboxEntry>::iterator found) {
+    created_.erase(created_.find(found->second.created_at));
+    pending_.erase(found);
+    publish();
+  }
+
+  // For the metrics: read by the scraping thread.
+  void publish() {
+    ctx_.outbox->pending.store(static_cast<int64_t>(pending_.size()), std::memory_order_relaxed);
+    ctx_.outbox->oldest_created_ms.store(created_.empty() ? 0 : *created_.begin(), std::memory_order_relaxed);
   }
 
   // The dispatcher's own bookkeeping: nobody waits for it, and a write lost to a storage
@@ -251,6 +269,7 @@ private:
   const ActorContext& ctx_;
   std::mt19937_64 random_;
   std::map<std::string, OutboxEntry> pending_;
+  std::multiset<int64_t> created_;  // the pending entries' creation times (Unix ms)
   std::multimap<int64_t, std::string> schedule_;             // not yet due
   std::map<std::string, std::deque<std::string>> ready_;     // due, by host, oldest first
   std::map<std::string, int> in_flight_;

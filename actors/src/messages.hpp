@@ -122,6 +122,12 @@ std::function<void(T)> in_actor(caf::event_based_actor* self, std::function<void
   };
 }
 
+/// What the dispatcher publishes for the metrics (read from another thread).
+struct OutboxStats {
+  std::atomic<int64_t> pending{0};
+  std::atomic<int64_t> oldest_created_ms{0};  ///< 0: none pending
+};
+
 /// What every payment actor needs; owned by the service, outlives all actors.
 struct ActorContext {
   storage::Store* store = nullptr;
@@ -144,6 +150,9 @@ struct ActorContext {
   std::chrono::milliseconds sweep_interval{5'000};
   Directory* directory = nullptr;  ///< where every payment's actor is found
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
+  OutboxStats* outbox = nullptr;
+  /// Sees every payment event as the actor records it (ServiceOptions::on_event).
+  std::function<void(const std::string& payment_id, const domain::AuditEntry&)> on_event;
 };
 
 caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context);

@@ -470,6 +470,7 @@ void PaymentActor::abandon(const Error& e) {
 // -- audit trail ----------------------------------------------------------------------------------
 
 void PaymentActor::audit_now(AuditEntry e) {
+  observe(e);
   if (!payment_.record) {
     return;  // no chain for a payment that does not exist
   }

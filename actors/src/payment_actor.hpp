@@ -17,6 +17,7 @@
 #include "idempay/domain/payment_core.hpp"
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/protocol/fault.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "messages.hpp"
 
 namespace idempay::actors {
@@ -176,10 +177,19 @@ private:
   // Adds an entry to a batch the caller commits next, attributed to the merchant whose
   // mutation is in flight unless it names one. Buffered entries are committed first, so that
   // the chain reaches the store in order and its head never moves back.
+  // Metrics and the event log see each event as it is recorded (before its commit lands).
+  void observe(const AuditEntry& e) {
+    metrics::count_event(e.kind);
+    if (ctx_.on_event) {
+      ctx_.on_event(id(), e);
+    }
+  }
+
   void audit(storage::Batch& batch, AuditEntry e) {
     if (e.merchant.empty()) {
       e.merchant = inflight_merchant_;
     }
+    observe(e);
     flush_audit(true);  // counted arrivals are sealed before the entry that follows them
     audit_.append(id(), std::move(e), batch);
   }

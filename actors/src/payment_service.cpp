@@ -54,6 +54,7 @@ struct PaymentService::Impl {
   AcquirerRoutes& acquirers;
   CallbackTransport& transport;
   ServiceOptions options;
+  OutboxStats outbox;  // the dispatcher's, for the metrics
   ActorContext context;
   // Outlives the actor system (declared before it): actors leaving it call forget(). Closed,
   // never reset, on shutdown, so that late requests find it and are answered 503.
@@ -128,6 +129,8 @@ Status PaymentService::start(std::string public_url) {
   ctx.reconcile_base = impl_->options.reconcile_base;
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   ctx.answer_deadline = impl_->options.answer_deadline;
+  ctx.outbox = &impl_->outbox;
+  ctx.on_event = impl_->options.on_event;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
   ctx.core.methods = impl_->options.methods;
   ctx.core.instance = impl_->options.instance;
@@ -296,6 +299,11 @@ void PaymentService::readiness(ReplyFn reply) {
 }
 
 void PaymentService::begin_drain() { impl_->draining = true; }
+
+std::pair<int64_t, int64_t> PaymentService::outbox_backlog() const {
+  return {impl_->outbox.pending.load(std::memory_order_relaxed),
+          impl_->outbox.oldest_created_ms.load(std::memory_order_relaxed)};
+}
 
 size_t PaymentService::live_actors() {
   Directory* directory = impl_->live();

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 
 #include "auth_throttle.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "idempay/protocol/json_writer.hpp"
 
 namespace idempay::http {
@@ -390,6 +391,7 @@ private:
     if ((server_.authenticates() || bearer_) && !server_.is_public(path)) {
       auto now = std::chrono::steady_clock::now();
       if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
+        metrics::count_auth_failure(true);
         Response r = server_.options.errors(429, "too-many-requests",
                                             "too many wrong credentials from this address; retry later");
         r.headers.push_back({"retry-after", std::to_string(wait)});
@@ -399,6 +401,7 @@ private:
       std::string_view app_key;
       principal_ = bearer_ ? server_.authenticate_bearer(req) : server_.authenticate(req, app_key);
       if (principal_.empty()) {
+        metrics::count_auth_failure(false);
         if (server_.throttle.record_failure(source_, now)) {
           spdlog::warn("source {} throttled after repeated wrong credentials (appKey '{}')", source_, loggable(app_key));
         } else {

@@ -29,6 +29,7 @@
 #include <spdlog/spdlog.h>
 
 #include "conditions.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "idempay/storage/store.hpp"
 #include "reader_threads.hpp"
 
@@ -554,8 +555,10 @@ private:
 
   void commit_group(std::vector<PendingCommit>& group) {
     std::vector<CommitResult> results;
+    auto started = std::chrono::steady_clock::now();
     for (int attempt = 1;; ++attempt) {
       auto outcome = try_group(group, results);
+      metrics::observe_commit_group(group.size(), metrics::seconds_since(started), outcome.has_value());
       if (outcome || attempt == kGroupAttempts || link_->open()) {
         if (!outcome) {
           spdlog::warn("store: a group of {} commits failed: {}", group.size(), outcome.error().message);

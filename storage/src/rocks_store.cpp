@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "conditions.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "reader_threads.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -312,8 +313,10 @@ private:
     if (wb.Count() > 0) {
       rocksdb::WriteOptions wo;
       wo.sync = sync_ && any_synced;  // a group of riding-along commits waits for the next sync
+      auto started = std::chrono::steady_clock::now();
       auto s = db_->Write(wo, &wb);
       note_write(s);
+      metrics::observe_commit_group(group.size(), metrics::seconds_since(started), s.ok());
       if (!s.ok()) {
         for (auto& r : results) {
           if (r) {

@@ -203,6 +203,17 @@ def stubs(base_dir, request):
         p.terminate()
 
 
+def logged_port(process, pattern, timeout=20):
+    """The port a log line matching `pattern` (one group: the port) names, once it is written."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = re.findall(pattern, pathlib.Path(process.log_path).read_bytes())
+        if found:
+            return int(found[-1])
+        time.sleep(0.05)
+    raise AssertionError(f"no log line {pattern!r}")
+
+
 def free_port():
     """A port that was free a moment ago (for two processes that must know each other)."""
     import socket

@@ -10,7 +10,7 @@ import ssl
 import subprocess
 import time
 
-from conftest import AUTH, create_body
+from conftest import logged_port, AUTH, create_body
 
 
 def openssl(*args, **kwargs):
@@ -31,14 +31,8 @@ def issue(d, name, cn):
             "-CAcreateserial", "-out", str(d / f"{name}.pem"), "-days", "2", "-extfile", str(d / "san.ext"), check=True)
 
 
-def tls_port(c, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        found = re.findall(rb"listening with TLS on [^:]+:(\d+)", c.process.log_path.read_bytes())
-        if found:
-            return int(found[-1])
-        time.sleep(0.05)
-    raise AssertionError("no TLS listener")
+def tls_port(c):
+    return logged_port(c.process, rb"listening with TLS on [^:]+:(\d+)")
 
 
 def s_client(port, *args):

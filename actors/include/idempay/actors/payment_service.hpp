@@ -6,6 +6,7 @@
 #include <string>
 
 #include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/audit.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_core.hpp"
 #include "idempay/protocol/error.hpp"
@@ -86,6 +87,9 @@ struct ServiceOptions {
   /// Shared stores: how long a request waits for another instance's outcome before it
   /// answers "undefined" (Create Payment) or a 500 in-progress (an operation). Default: 4.5 s (within the gateway's 5 s)
   std::chrono::milliseconds follow_timeout{4'500};
+  /// Sees every payment event (the audit trail's entries, duplicates included) as an actor
+  /// records it, on the actor's worker: it must be quick and never block. Default: none
+  std::function<void(const std::string& payment_id, const domain::AuditEntry& event)> on_event;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when
@@ -148,8 +152,12 @@ public:
   /// Readiness answers kRetry from now on (SIGTERM: the load balancer stops sending first).
   void begin_drain();
 
-  /// Number of live payment actors (blocking query, for tests and benchmarks).
+  /// Number of live payment actors.
   size_t live_actors();
+
+  /// Callback deliveries waiting in this instance's outbox, and the creation time (Unix ms)
+  /// of the oldest (0: none). Cheap; for the metrics.
+  std::pair<int64_t, int64_t> outbox_backlog() const;
 
   /// Stops every actor and waits for them. Commits already handed to the store still land.
   void shutdown();

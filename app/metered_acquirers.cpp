@@ -1,0 +1,72 @@
+#include "metered_acquirers.hpp"
+
+#include "idempay/metrics/metrics.hpp"
+
+namespace idempay::app {
+
+namespace {
+
+std::string_view outcome_of(const Result<acquirer::Authorization>& r) {
+  return r ? acquirer::to_string(r->status) : "error";
+}
+
+std::string_view outcome_of(const Result<acquirer::OperationOutcome>& r) {
+  if (!r) {
+    return "error";
+  }
+  return r->manual ? "manual" : r->pending ? "pending" : r->succeeded ? "succeeded" : "refused";
+}
+
+std::string_view outcome_of(const Result<std::optional<acquirer::Authorization>>& r) {
+  return !r ? "error" : *r ? "found" : "unknown";
+}
+
+// Times one call from its start to its callback, whatever thread that runs on.
+template <class T>
+acquirer::Callback<T> timed(std::string_view operation, acquirer::Callback<T> done) {
+  return [operation, done = std::move(done), started = std::chrono::steady_clock::now()](Result<T> r) {
+    metrics::observe_acquirer_call(operation, outcome_of(r), metrics::seconds_since(started));
+    done(std::move(r));
+  };
+}
+
+std::string_view operation_name(ppp::OperationKind kind) {
+  switch (kind) {
+    case ppp::OperationKind::kCancel: return "cancel";
+    case ppp::OperationKind::kSettle: return "settle";
+    case ppp::OperationKind::kRefund: return "refund";
+  }
+  return "operate";
+}
+
+class MeteredAcquirer final : public acquirer::Acquirer {
+public:
+  explicit MeteredAcquirer(acquirer::Acquirer& inner) : inner_(inner) {}
+  void authorize(acquirer::AuthorizeCall call, acquirer::Callback<acquirer::Authorization> done) override {
+    inner_.authorize(std::move(call), timed("authorize", std::move(done)));
+  }
+  void operate(acquirer::OperationCall call, acquirer::Callback<acquirer::OperationOutcome> done) override {
+    auto name = operation_name(call.kind);
+    inner_.operate(std::move(call), timed(name, std::move(done)));
+  }
+  void status(std::string key, acquirer::Callback<std::optional<acquirer::Authorization>> done) override {
+    inner_.status(std::move(key), timed("status", std::move(done)));
+  }
+
+private:
+  acquirer::Acquirer& inner_;
+};
+
+}  // namespace
+
+acquirer::Acquirer& MeteredAcquirerRoutes::acquirer(const std::string& route, const std::string& merchant) {
+  acquirer::Acquirer& inner = inner_.acquirer(route, merchant);
+  std::lock_guard lock(mutex_);
+  auto& slot = metered_[&inner];
+  if (!slot) {
+    slot = std::make_unique<MeteredAcquirer>(inner);
+  }
+  return *slot;
+}
+
+}  // namespace idempay::app

@@ -1,0 +1,235 @@
+#include "idempay/metrics/metrics.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace idempay::metrics {
+
+namespace {
+
+using prometheus::Counter;
+using prometheus::Histogram;
+
+const Histogram::BucketBoundaries kLatency = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                              0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+const Histogram::BucketBoundaries kGroupSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+struct Gauge {
+  std::string name;
+  std::string help;
+  std::function<double()> read;
+};
+
+struct State {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<Counter>& requests = prometheus::BuildCounter()
+      .Name("idempay_http_requests_total").Help("Requests answered, by route template and status").Register(*registry);
+  prometheus::Family<Histogram>& request_seconds = prometheus::BuildHistogram()
+      .Name("idempay_http_request_duration_seconds").Help("From the end of a request's headers to its answer")
+      .Register(*registry);
+  prometheus::Family<Counter>& auth_failures = prometheus::BuildCounter()
+      .Name("idempay_auth_failures_total").Help("Wrong credentials presented, and requests refused as throttled")
+      .Register(*registry);
+  prometheus::Family<Counter>& events = prometheus::BuildCounter()
+      .Name("idempay_payment_events_total")
+      .Help("Payment events by audit-trail kind (event_processed, event_duplicate_reused, event_orphaned, ...)")
+      .Register(*registry);
+  prometheus::Family<Counter>& suppressed = prometheus::BuildCounter()
+      .Name("idempay_event_log_suppressed_total").Help("Event log lines not written: repeats over their rate")
+      .Register(*registry);
+  prometheus::Family<Counter>& acquirer_calls = prometheus::BuildCounter()
+      .Name("idempay_acquirer_calls_total").Help("Acquirer calls by operation and outcome").Register(*registry);
+  prometheus::Family<Histogram>& acquirer_seconds = prometheus::BuildHistogram()
+      .Name("idempay_acquirer_call_duration_seconds").Help("Acquirer call latency by operation").Register(*registry);
+  prometheus::Family<Histogram>& group_sizes = prometheus::BuildHistogram()
+      .Name("idempay_store_commit_group_batches").Help("Batches per store group commit (one sync each)")
+      .Register(*registry);
+  prometheus::Family<Histogram>& group_seconds = prometheus::BuildHistogram()
+      .Name("idempay_store_commit_group_duration_seconds").Help("Time to make one group commit durable")
+      .Register(*registry);
+  prometheus::Family<Counter>& group_failures = prometheus::BuildCounter()
+      .Name("idempay_store_commit_group_failures_total").Help("Group commits that failed (a full disk, a lost database)")
+      .Register(*registry);
+  prometheus::Family<Counter>& callbacks = prometheus::BuildCounter()
+      .Name("idempay_callback_attempts_total").Help("Callback delivery attempts by result").Register(*registry);
+  prometheus::Family<Counter>& webhooks = prometheus::BuildCounter()
+      .Name("idempay_webhook_verifications_total").Help("Acquirer webhooks by verification result").Register(*registry);
+  std::mutex gauges_mutex;
+  std::vector<Gauge> gauges;
+};
+
+std::atomic<State*> state{nullptr};
+
+// One metric per label set, resolved once per thread: Family::Add locks and hashes.
+template <class Metric, class Make>
+Metric& cached(std::string_view key, Make make) {
+  thread_local std::unordered_map<std::string, Metric*> cache;
+  std::string k(key);
+  auto found = cache.find(k);
+  if (found != cache.end()) {
+    return *found->second;
+  }
+  Metric& m = make();
+  cache.emplace(std::move(k), &m);
+  return m;
+}
+
+std::string joined(std::string_view a, std::string_view b = {}, std::string_view c = {}) {
+  std::string out(a);
+  out.append(1, '\x1f').append(b).append(1, '\x1f').append(c);
+  return out;
+}
+
+// Collects the registry and the gauges read now.
+class Everything final : public prometheus::Collectable {
+public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    State* s = state.load();
+    if (s == nullptr) {
+      return {};
+    }
+    auto families = s->registry->Collect();
+    std::vector<Gauge> gauges;
+    {
+      std::lock_guard lock(s->gauges_mutex);
+      gauges = s->gauges;
+    }
+    for (const auto& g : gauges) {
+      prometheus::MetricFamily f;
+      f.name = g.name;
+      f.help = g.help;
+      f.type = prometheus::MetricType::Gauge;
+      prometheus::ClientMetric m;
+      m.gauge.value = g.read();
+      f.metric.push_back(std::move(m));
+      families.push_back(std::move(f));
+    }
+    return families;
+  }
+};
+
+// A counter with one label, resolved once per thread, family and label value.
+void increment(prometheus::Family<Counter>& family, std::string_view label, std::string_view value) {
+  char tag[2 * sizeof(void*) + 3];
+  std::snprintf(tag, sizeof tag, "%p", static_cast<void*>(&family));
+  cached<Counter>(joined(tag, value), [&]() -> Counter& {
+    return family.Add({{std::string(label), std::string(value)}});
+  }).Increment();
+}
+
+}  // namespace
+
+void enable() {
+  static State* made = new State();  // never freed: counters are read until the process ends
+  state.store(made);
+}
+
+bool enabled() { return state.load(std::memory_order_relaxed) != nullptr; }
+
+void observe_request(std::string_view route, unsigned status, double seconds) {
+  State* s = state.load(std::memory_order_relaxed);
+  if (s == nullptr) {
+    return;
+  }
+  std::string code = std::to_string(status);
+  cached<Counter>(joined("req", route, code), [&]() -> Counter& {
+    return s->requests.Add({{"route", std::string(route)}, {"status", code}});
+  }).Increment();
+  cached<Histogram>(joined("lat", route), [&]() -> Histogram& {
+    return s->request_seconds.Add({{"route", std::string(route)}}, kLatency);
+  }).Observe(seconds);
+}
+
+void count_auth_failure(bool throttled) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->auth_failures, "result", throttled ? "throttled" : "wrong");
+  }
+}
+
+void count_event(std::string_view kind) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->events, "kind", kind);
+  }
+}
+
+void count_event_log_suppressed(std::string_view kind) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->suppressed, "kind", kind);
+  }
+}
+
+void observe_acquirer_call(std::string_view operation, std::string_view outcome, double seconds) {
+  State* s = state.load(std::memory_order_relaxed);
+  if (s == nullptr) {
+    return;
+  }
+  cached<Counter>(joined("acq", operation, outcome), [&]() -> Counter& {
+    return s->acquirer_calls.Add({{"operation", std::string(operation)}, {"outcome", std::string(outcome)}});
+  }).Increment();
+  cached<Histogram>(joined("acqlat", operation), [&]() -> Histogram& {
+    return s->acquirer_seconds.Add({{"operation", std::string(operation)}}, kLatency);
+  }).Observe(seconds);
+}
+
+void observe_commit_group(size_t batches, double seconds, bool ok) {
+  State* s = state.load(std::memory_order_relaxed);
+  if (s == nullptr) {
+    return;
+  }
+  if (!ok) {
+    cached<Counter>("group-failed", [&]() -> Counter& { return s->group_failures.Add({}); }).Increment();
+    return;
+  }
+  cached<Histogram>("group-size", [&]() -> Histogram& { return s->group_sizes.Add({}, kGroupSizes); })
+      .Observe(static_cast<double>(batches));
+  cached<Histogram>("group-lat", [&]() -> Histogram& { return s->group_seconds.Add({}, kLatency); }).Observe(seconds);
+}
+
+void count_callback_attempt(std::string_view result) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->callbacks, "result", result);
+  }
+}
+
+void count_webhook(std::string_view result) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->webhooks, "result", result);
+  }
+}
+
+void add_gauge(const std::string& name, const std::string& help, std::function<double()> read) {
+  if (State* s = state.load()) {
+    std::lock_guard lock(s->gauges_mutex);
+    s->gauges.push_back(Gauge{name, help, std::move(read)});
+  }
+}
+
+std::string exposition() { return prometheus::TextSerializer().Serialize(Everything().Collect()); }
+
+struct Endpoint::Impl {
+  std::shared_ptr<Everything> everything = std::make_shared<Everything>();
+  prometheus::Exposer exposer;
+  explicit Impl(const std::string& listen) : exposer(listen, 1) { exposer.RegisterCollectable(everything, "/metrics"); }
+};
+
+Endpoint::Endpoint(const std::string& listen) : impl_(std::make_unique<Impl>(listen)) {}
+Endpoint::~Endpoint() = default;
+int Endpoint::port() const {
+  auto ports = impl_->exposer.GetListeningPorts();
+  return ports.empty() ? 0 : ports.front();
+}
+
+}  // namespace idempay::metrics
