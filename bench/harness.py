@@ -270,6 +270,32 @@ def throughput_rounds(binary, work, opts, runs):
             "disk_bytes_per_payment": round(server.disk_bytes() / payments, 1)}
 
 
+def observability_rounds(binary, work, opts, extra):
+    """The cost of metrics, the access log and the event log together: Create Payment and
+    replay rates on a server with all three on and one with none, in alternation, each
+    scenario from an idle server."""
+    plain = Idempay(binary, work, "observe-off")
+    observed = Idempay(binary, work, "observe-on", ["--metrics-listen", "127.0.0.1:0",
+                                                     "--access-log", str(work / "access.log"),
+                                                     "--event-log", str(work / "events.log")])
+    rates = {f"{scenario}_{mode}": [] for scenario in ("create", "replay") for mode in ("off", "on")}
+    for server in (plain, observed):
+        server.post("/payments", create_body("replay-obs"))
+    for r in range(opts.rounds):
+        order = [("off", plain), ("on", observed)] if r % 2 == 0 else [("on", observed), ("off", plain)]
+        for mode, server in order:
+            server.wait_idle()
+            rates[f"create_{mode}"].append(round(wrk(f"{server.url}/payments", opts.duration, opts.connections,
+                                                     "create_distinct.lua", [f"o{mode}{r}"])["rps"]))
+            server.wait_idle()
+            rates[f"replay_{mode}"].append(round(wrk(f"{server.url}/payments", opts.duration, opts.connections,
+                                                     "create_replay.lua", ["replay-obs"])["rps"]))
+    plain.stop()
+    observed.stop()
+    extra["observability"] = rates
+    print("  " + ", ".join(f"{k} {v}" for k, v in rates.items()), flush=True)
+
+
 def pgbench(uri, work, duration, clients):
     """pgbench's rate for the statement a payment's intent is made of: a put-if-absent of a new
     400-byte row, committed synchronously, one per transaction."""
@@ -650,7 +676,7 @@ def main():
     ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: "
-                         "throughput,latency,webhooks,memory,growth,sustained,postgresql")
+                         "throughput,observability,latency,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     opts = ap.parse_args()
@@ -672,6 +698,9 @@ def main():
         if "throughput" not in skip:
             print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
             extra = throughput_rounds(opts.binary, work, opts, runs)
+        if "observability" not in skip:
+            print("metrics and logs on vs off, in alternation", flush=True)
+            observability_rounds(opts.binary, work, opts, extra)
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
