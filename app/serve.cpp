@@ -23,6 +23,7 @@
 #include "access_log.hpp"
 #include "merchants.hpp"
 #include "metered_acquirers.hpp"
+#include "systemd_notify.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "onboarding.hpp"
 #include "ppp_handler.hpp"
@@ -517,18 +518,22 @@ int run_serve(const ServeConfig& given) {
   if (metrics_endpoint) {
     spdlog::info("metrics on port {} (GET /metrics)", metrics_endpoint->port());
   }
+  notify_systemd("READY=1");
 
   int sig = 0;
   while ((sig = wait_for_service_signal()) == SIGHUP) {
+    notify_systemd("RELOADING=1");
     reload_merchants(*path, onboarded, *server, *directory);
     if (auto reloaded = server->reload_tls(); !reloaded) {
       spdlog::error("TLS certificate not reloaded, the previous one stays: {}", reloaded.error().message);
     } else if (server_options.tls) {
       spdlog::info("TLS certificate and key reloaded from {}", server_options.tls->cert_file);
     }
+    notify_systemd("READY=1");
   }
   // Not ready first, so that the load balancer stops sending; requests keep being served
   // meanwhile, and then the drain waits for those in flight.
+  notify_systemd("STOPPING=1");
   service->begin_drain();
   if (config.drain_grace_ms > 0) {
     spdlog::info("signal {} received: not ready; draining in {} ms", sig, config.drain_grace_ms);
