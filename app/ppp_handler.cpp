@@ -83,6 +83,7 @@ actors::ReplyFn to_responder(const http::Responder& respond, std::string request
   return [respond, request_id = std::move(request_id)](actors::Reply reply) {
     http::Response r(http_status(reply.outcome), std::move(reply.body));
     r.log.emplace_back("outcome", outcome_name(reply.outcome));
+    r.log.emplace_back("answer", reply.served.empty() ? "first" : reply.served);
     if (!request_id.empty()) {
       r.log.emplace_back("operationRequestId", request_id);
     }

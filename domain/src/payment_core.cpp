@@ -29,7 +29,19 @@ Decision answer(Reply reply) {
   return d;
 }
 
+// What the access log calls an answer noted as `kind`.
+std::string_view served_as(std::string_view kind) {
+  if (kind == "event_duplicate_reused" || kind == "operation_duplicate_reused") {
+    return "reused";
+  }
+  if (kind == "event_refused" || kind == "operation_refused" || kind == "access_refused") {
+    return "conflict";
+  }
+  return {};
+}
+
 Decision noted_answer(AuditEntry noted, Reply reply) {
+  reply.served = served_as(noted.kind);
   Decision d = answer(std::move(reply));
   d.noted.push_back(std::move(noted));
   return d;

@@ -41,3 +41,19 @@ def test_one_line_per_request_with_the_request_id_and_nothing_secret(connector_f
     raw = log.read_bytes()
     for secret in [b"4444333322221111", APP_TOKEN.encode(), b"wrong", b"secret-link-token", b"John Doe", b"123\""]:
         assert secret not in raw, secret
+
+
+def test_the_log_tells_a_first_answer_from_a_reused_one_and_a_conflict(connector_factory, tmp_path):
+    log = tmp_path / "access.log"
+    c = connector_factory(extra_args=["--access-log", str(log)])
+    assert c.post("/payments", create_body("al-r"))[0] == 200
+    assert c.post("/payments", create_body("al-r"))[0] == 200                 # the gateway's retry
+    assert c.post("/payments", create_body("al-r", value=1))[0] == 400        # another payment, same id
+    settle = {"paymentId": "al-r", "requestId": "s-r", "value": 31.9}
+    assert c.post("/payments/al-r/settlements", settle)[0] == 200
+    assert c.post("/payments/al-r/settlements", settle)[0] == 200
+    deadline = time.time() + 5
+    while len(log.read_text().splitlines()) < 5 and time.time() < deadline:
+        time.sleep(0.05)
+    answers = [json.loads(line)["answer"] for line in log.read_text().splitlines()]
+    assert answers == ["first", "reused", "conflict", "first", "reused"], answers

@@ -46,8 +46,14 @@ enum class Outcome : uint8_t {
 
 /// An answer: its outcome and body bytes (PPP JSON).
 struct Reply {
+  Reply() = default;
+  Reply(Outcome o, std::string b) : outcome(o), body(std::move(b)) {}
+
   Outcome outcome = Outcome::kDone;
   std::string body;
+  /// How the answer came about, for the access log: "reused" (a stored answer given again),
+  /// "conflict" (another request under the same id), or empty (worked out now).
+  std::string_view served;
 };
 
 /// The outcome of a stored operation answer (stored as the HTTP status it was first sent with).
