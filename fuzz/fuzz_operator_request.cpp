@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (input.empty() || input.size() > 255) {
       std::abort();
     }
-    (void)idempay::admin::idempotency_record_key("operator", "POST", "/admin/v1/payments/p/refunds", input);
+    (void)idempay::admin::idempotency_record_key("admin/", "operator", "POST", "/admin/v1/payments/p/refunds", input);
   }
   if (auto canonical = idempay::admin::canonical_json(input)) {
     auto again = idempay::admin::canonical_json(*canonical);

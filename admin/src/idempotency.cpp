@@ -15,7 +15,6 @@ namespace {
 
 using http::problem;
 
-constexpr std::string_view kRecordPrefix = "admin/";
 constexpr std::string_view kReplayedHeader = "idempotent-replayed";
 constexpr auto kCollectEvery = std::chrono::minutes(1);
 
@@ -29,6 +28,7 @@ struct KeyRecord {
   bool done = false;
   std::string fingerprint;
   int64_t created = 0;        // Unix ms
+  int64_t expires = 0;        // Unix ms: from then on the key is free and the record collected
   int64_t lease_until = 0;    // running: repeats get 409 until then
   unsigned status = 0;        // done: the answer
   std::string content_type;
@@ -39,7 +39,7 @@ struct KeyRecord {
 std::string encode(const KeyRecord& r) {
   JsonWriter w;
   w.begin_object().key("state").string(r.done ? "done" : "running").key("fingerprint").string(r.fingerprint);
-  w.key("created").number(r.created).key("leaseUntil").number(r.lease_until);
+  w.key("created").number(r.created).key("expires").number(r.expires).key("leaseUntil").number(r.lease_until);
   if (r.done) {
     w.key("status").number(r.status).key("contentType").string(r.content_type);
     w.key("retryAfter").string(r.retry_after).key("body").string(r.body);
@@ -57,6 +57,7 @@ Result<KeyRecord> decode(std::string_view json) {
   r.done = v->string_or("state") == "done";
   r.fingerprint = v->string_or("fingerprint");
   r.created = v->int_or("created");
+  r.expires = v->int_or("expires");
   r.lease_until = v->int_or("leaseUntil");
   r.status = static_cast<unsigned>(v->int_or("status"));
   r.content_type = v->string_or("contentType");
@@ -140,14 +141,14 @@ Result<std::string> canonical_json(std::string_view body) {
   return std::move(w).take();
 }
 
-std::string idempotency_record_key(std::string_view operator_name, std::string_view method, std::string_view route,
-                                   std::string_view key) {
+std::string idempotency_record_key(std::string_view prefix, std::string_view operator_name, std::string_view method,
+                                   std::string_view route, std::string_view key) {
   // Length-prefixed, so that no two scopes run into each other.
   std::string scope;
   for (std::string_view part : {operator_name, method, route, key}) {
     scope += std::to_string(part.size()) + ":" + std::string(part);
   }
-  return std::string(kRecordPrefix) + crypto::to_hex(crypto::sha256(scope));
+  return std::string(prefix) + crypto::to_hex(crypto::sha256(scope));
 }
 
 struct IdempotencyGuard::Attempt {
@@ -178,7 +179,7 @@ void IdempotencyGuard::decide(const std::shared_ptr<Attempt>& a, Result<std::opt
   }
   auto record = decode((*stored)->value);
   int64_t now = now_ms();
-  if (!record || record->created + options_.retention.count() <= now) {
+  if (!record || record->expires <= now) {
     return start(a, (*stored)->etag);  // expired (or unreadable): a new first attempt
   }
   if (record->fingerprint != a->fingerprint) {
@@ -201,6 +202,7 @@ void IdempotencyGuard::start(const std::shared_ptr<Attempt>& a, std::optional<ui
   KeyRecord running;
   running.fingerprint = a->fingerprint;
   running.created = a->created;
+  running.expires = a->created + options_.retention.count();
   running.lease_until = a->created + options_.lease.count();
   store_.commit({{options_.keyspace, a->key, encode(running), expected_etag}}, [this, a](storage::CommitResult r) {
     if (!r) {
@@ -226,6 +228,7 @@ void IdempotencyGuard::finish(const std::shared_ptr<Attempt>& a, uint64_t runnin
   done.done = true;
   done.fingerprint = a->fingerprint;
   done.created = a->created;
+  done.expires = a->created + options_.retention.count();
   done.status = answer.status;
   done.content_type = answer.content_type;
   for (const auto& h : answer.headers) {
@@ -262,7 +265,7 @@ void IdempotencyGuard::maybe_collect() {
 }
 
 Result<size_t> IdempotencyGuard::collect_expired(size_t limit) {
-  auto records = store_.scan(options_.keyspace, kRecordPrefix, limit);
+  auto records = store_.scan(options_.keyspace, options_.prefix, limit);
   if (!records) {
     return tl::unexpected(records.error());
   }
@@ -270,7 +273,7 @@ Result<size_t> IdempotencyGuard::collect_expired(size_t limit) {
   storage::Batch expired;
   for (const auto& [key, versioned] : *records) {
     auto r = decode(versioned.value);
-    bool over = !r || (r->created + options_.retention.count() <= now && (r->done || r->lease_until <= now));
+    bool over = !r || (r->expires <= now && (r->done || r->lease_until <= now));
     if (over) {
       expired.push_back({options_.keyspace, key, std::nullopt, versioned.etag});
     }

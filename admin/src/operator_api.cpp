@@ -172,7 +172,7 @@ OperatorApi::OperatorApi(actors::PaymentService& service, storage::Store& store,
       options_(std::move(options)),
       guard_(store, options_.idempotency),
       fingerprint_guard_(store, IdempotencyOptions{options_.fingerprint_window, options_.idempotency.lease,
-                                                   options_.idempotency.keyspace}) {}
+                                                   options_.idempotency.keyspace, "admin-fingerprint/"}) {}
 
 std::vector<std::string> OperatorApi::public_paths() {
   return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css"};
@@ -287,7 +287,7 @@ void OperatorApi::guarded(const std::shared_ptr<Call>& call, bool fingerprint_mo
   }
   IdempotencyGuard& guard = has_key ? guard_ : fingerprint_guard_;
   std::string scoped = has_key ? std::string(key) : "fingerprint:" + fingerprint;
-  call->record_key = idempotency_record_key(req.principal, req.method, req.path, scoped);
+  call->record_key = idempotency_record_key(guard.options().prefix, req.principal, req.method, req.path, scoped);
   guard.run(call->record_key, std::move(fingerprint), std::move(run), call->respond);
 }
 

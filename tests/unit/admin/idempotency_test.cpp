@@ -117,6 +117,18 @@ TEST_F(GuardTest, ExpiredKeysAreFreeAgainAndCollected) {
   EXPECT_TRUE(store.scan(kKeys, "admin/", 10)->empty());
 }
 
+TEST_F(GuardTest, AGuardCollectsOnlyItsOwnRecords) {
+  IdempotencyGuard keys(store, {std::chrono::hours(24), std::chrono::seconds(60), kKeys, "admin/"});
+  IdempotencyGuard short_lived(store, {std::chrono::milliseconds(10), std::chrono::seconds(60), kKeys, "fp/"});
+  call(keys, "admin/k9", "fp");
+  call(short_lived, "fp/k9", "fp");
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE(short_lived.collect_expired());
+  EXPECT_EQ(store.scan(kKeys, "admin/", 10)->size(), 1u);  // a day's key outlives the short window's sweep
+  EXPECT_TRUE(store.scan(kKeys, "fp/", 10)->empty());
+  EXPECT_TRUE(call(keys, "admin/k9", "fp").replayed());
+}
+
 TEST_F(GuardTest, AnAttemptWhoseProcessDiedIsTakenOverAfterItsLease) {
   IdempotencyGuard guard(store, {std::chrono::hours(24), std::chrono::milliseconds(30), kKeys});
   // The first attempt never answers (its process died after writing "running").
@@ -146,10 +158,10 @@ TEST(CanonicalJson, IgnoresMemberOrderAndWhitespace) {
 }
 
 TEST(RecordKey, ScopesByOperatorMethodAndRoute) {
-  auto k = idempotency_record_key("alice", "POST", "/admin/v1/payments/p/refunds", "k");
-  EXPECT_NE(k, idempotency_record_key("bob", "POST", "/admin/v1/payments/p/refunds", "k"));
-  EXPECT_NE(k, idempotency_record_key("alice", "POST", "/admin/v1/payments/q/refunds", "k"));
-  EXPECT_NE(idempotency_record_key("ab", "c", "/", "k"), idempotency_record_key("a", "bc", "/", "k"));
+  auto k = idempotency_record_key("admin/", "alice", "POST", "/admin/v1/payments/p/refunds", "k");
+  EXPECT_NE(k, idempotency_record_key("admin/", "bob", "POST", "/admin/v1/payments/p/refunds", "k"));
+  EXPECT_NE(k, idempotency_record_key("admin/", "alice", "POST", "/admin/v1/payments/q/refunds", "k"));
+  EXPECT_NE(idempotency_record_key("admin/", "ab", "c", "/", "k"), idempotency_record_key("admin/", "a", "bc", "/", "k"));
 }
 
 }  // namespace

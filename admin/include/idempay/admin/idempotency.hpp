@@ -31,8 +31,10 @@ struct IdempotencyOptions {
   /// How long a "running" record keeps repeats away before another attempt may take over
   /// (longer than an acquirer call). Default: 60 s
   std::chrono::milliseconds lease{60'000};
-  /// The keyspace the records live in.
+  /// The keyspace the records live in, and the prefix of this guard's keys (each guard
+  /// collects only its own).
   storage::Keyspace keyspace{2};
+  std::string prefix = "admin/";
 };
 
 /// 1-255 printable ASCII characters (space to '~').
@@ -42,9 +44,10 @@ bool valid_idempotency_key(std::string_view key);
 /// same request written differently has one fingerprint. kInvalidArgument if not JSON.
 Result<std::string> canonical_json(std::string_view body);
 
-/// The stored record's key for a scope (operator, method, route) and a client's key.
-std::string idempotency_record_key(std::string_view operator_name, std::string_view method, std::string_view route,
-                                   std::string_view key);
+/// The stored record's key for a scope (operator, method, route) and a client's key, under
+/// a guard's prefix.
+std::string idempotency_record_key(std::string_view prefix, std::string_view operator_name, std::string_view method,
+                                   std::string_view route, std::string_view key);
 
 /// Runs a route once per key. Thread-safe; never blocks the caller (reads on the store's
 /// reader threads, commits asynchronous).
@@ -53,13 +56,14 @@ public:
   using Route = std::function<void(std::function<void(http::Response)> done)>;
 
   IdempotencyGuard(storage::Store& store, IdempotencyOptions options);
+  const IdempotencyOptions& options() const { return options_; }
 
   /// Answers `respond` with the stored answer for `record_key`, or runs `route` and stores
   /// what it answers. `fingerprint` identifies the request's body.
   void run(std::string record_key, std::string fingerprint, Route route, http::Responder respond);
 
-  /// Deletes the records older than the retention (at most `limit` looked at); returns how
-  /// many went. Blocking: for a store reader thread or a test.
+  /// Deletes this guard's expired records (at most `limit` looked at); returns how many
+  /// went. Blocking: for a store reader thread or a test.
   Result<size_t> collect_expired(size_t limit = 10'000);
 
 private:
