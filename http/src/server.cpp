@@ -403,9 +403,9 @@ private:
       if (principal_.empty()) {
         metrics::count_auth_failure(false);
         if (server_.throttle.record_failure(source_, now)) {
-          spdlog::warn("source {} throttled after repeated wrong credentials (appKey '{}')", source_, loggable(app_key));
+          spdlog::warn("source {} throttled after repeated wrong credentials ({})", source_, presented(app_key));
         } else {
-          spdlog::info("wrong credentials from {} (appKey '{}')", source_, loggable(app_key));
+          spdlog::info("wrong credentials from {} ({})", source_, presented(app_key));
         }
         return refuse(401, "unauthorized", bearer_ ? "missing or invalid bearer token" : "missing or invalid AppKey/AppToken");
       }
@@ -413,6 +413,12 @@ private:
     lowest().expires_after(server_.options.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = this->shared_from_this()](beast::error_code ec2, size_t) { self->on_read(ec2); });
+  }
+
+  // What a refused request presented, for the log: the appKey, or that it was a bearer token
+  // (never any part of a token).
+  std::string presented(std::string_view app_key) const {
+    return bearer_ ? "bearer token on " + loggable(path_) : "appKey '" + loggable(app_key) + "'";
   }
 
   void on_read(beast::error_code ec) {
