@@ -14,9 +14,22 @@ from test_operator_api import MERCHANTS, OPERATORS, ROOT, approved
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
+
+
+def click_when_ready(wait, locator):
+    """Clicks what `locator` finds once it can; the page redraws tables as answers arrive, so
+    an element found a moment ago may be gone: it is looked up again."""
+    def attempt(driver):
+        try:
+            driver.find_element(*locator).click()
+            return True
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
+    wait.until(attempt)
 
 
 @pytest.fixture
@@ -47,8 +60,7 @@ def test_a_double_clicked_refund_in_the_console_refunds_once(connector_factory, 
     wait.until(ready.visibility_of_element_located((By.ID, "console")))
     assert browser.find_element(By.ID, "who-name").text == "alice"
     # The search lists the payment; a click opens it.
-    row = wait.until(ready.element_to_be_clickable((By.XPATH, "//table[@id='results']//td[text()='console-1']")))
-    row.click()
+    click_when_ready(wait, (By.XPATH, "//table[@id='results']//td[text()='console-1']"))
     wait.until(ready.text_to_be_present_in_element((By.ID, "detail-id"), "console-1"))
     wait.until(ready.text_to_be_present_in_element((By.ID, "timeline"), "operation processed"))
     browser.find_element(By.CSS_SELECTOR, "#actions button[data-action='refunds']").click()
@@ -72,9 +84,8 @@ def test_a_double_clicked_refund_in_the_console_refunds_once(connector_factory, 
     refunds = [r for k, r in ledger(stub).get("refunds", {}).items() if k.startswith("console-1/")]
     assert len(refunds) == 1 and refunds[0]["amount"] == 7.5, refunds
     assert detail["refunded"] == 7.5
-    # The page shows it: the refund in the operations and the operator's reason in the timeline.
-    browser.find_element(By.ID, "search-button").click()
-    browser.find_element(By.XPATH, "//table[@id='results']//td[text()='console-1']").click()
+    # The page shows it (the detail is drawn again after each action): the operator's reason
+    # in the timeline.
     wait.until(ready.text_to_be_present_in_element((By.ID, "timeline"), "customer called: item returned"))
     assert "refund by operator alice" in browser.find_element(By.ID, "timeline").text
     shot = os.environ.get("CONSOLE_SCREENSHOT") or str(base_dir / "console.png")
