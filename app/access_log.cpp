@@ -40,7 +40,7 @@ public:
       ::close(fd_);
     }
   }
-  void add(const std::string& line) {
+  void add(std::string_view line) {
     std::lock_guard lock(mutex_);
     if (pending_.size() + line.size() > kMaxPending) {
       drops_.fetch_add(1, std::memory_order_relaxed);
@@ -94,8 +94,8 @@ Result<std::shared_ptr<LineBatcher>> open_batcher(const std::string& destination
 }
 
 struct RouteMatch {
-  std::string route;
-  std::string payment_id;
+  std::string_view route;       // a template, static
+  std::string_view payment_id;  // from the path
 };
 
 RouteMatch match(std::string_view path) {
@@ -105,7 +105,7 @@ RouteMatch match(std::string_view path) {
       "/authorization/credentials"};
   for (auto route : kStatic) {
     if (path == route) {
-      return {std::string(route), {}};
+      return {route, {}};
     }
   }
   if (path.substr(0, 10) == "/admin/v1/") {
@@ -125,27 +125,33 @@ RouteMatch match(std::string_view path) {
   };
   auto [pos_id, pos_rest] = id_then("/pos/");
   if (!pos_id.empty() && pos_rest == "terminal") {
-    return {"/pos/{paymentId}/terminal", std::string(pos_id)};
+    return {"/pos/{paymentId}/terminal", pos_id};
   }
   auto [id, rest] = id_then("/payments/");
   if (id.empty()) {
     return {"unknown", {}};
   }
-  for (std::string_view op : {"cancellations", "settlements", "refunds"}) {
+  static constexpr std::pair<std::string_view, std::string_view> kOperations[] = {
+      {"cancellations", "/payments/{paymentId}/cancellations"},
+      {"settlements", "/payments/{paymentId}/settlements"},
+      {"refunds", "/payments/{paymentId}/refunds"}};
+  for (auto [op, route] : kOperations) {
     if (rest == op) {
-      return {"/payments/{paymentId}/" + std::string(op), std::string(id)};
+      return {route, id};
     }
   }
-  for (std::string_view inbound : {"inbound/", "inbound-request/"}) {
-    if (rest.substr(0, inbound.size()) == inbound) {
-      return {"/payments/{paymentId}/" + std::string(inbound) + "{action}", std::string(id)};
-    }
+  if (rest.substr(0, 8) == "inbound/") {
+    return {"/payments/{paymentId}/inbound/{action}", id};
+  }
+  if (rest.substr(0, 16) == "inbound-request/") {
+    return {"/payments/{paymentId}/inbound-request/{action}", id};
   }
   return {"unknown", {}};
 }
 
-// ISO 8601 UTC with milliseconds; the date and time of day formatted once a second per thread.
-std::string utc_now() {
+// ISO 8601 UTC with milliseconds into `out` (32 bytes); the date and time of day formatted
+// once a second per thread.
+std::string_view utc_now(char (&out)[32]) {
   auto now = std::chrono::system_clock::now();
   auto seconds = std::chrono::system_clock::to_time_t(now);
   auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
@@ -157,23 +163,56 @@ std::string utc_now() {
     std::strftime(prefix, sizeof prefix, "%Y-%m-%dT%H:%M:%S", &tm);
     formatted_second = seconds;
   }
-  char out[32];
-  std::snprintf(out, sizeof out, "%s.%03lldZ", prefix, static_cast<long long>(millis));
-  return out;
+  int n = std::snprintf(out, sizeof out, "%s.%03lldZ", prefix, static_cast<long long>(millis));
+  return std::string_view(out, n > 0 ? static_cast<size_t>(n) : 0);
 }
 
 // Ids are logged only when they look like ids: a path segment is caller-chosen text.
-std::string loggable_id(std::string_view id) {
+std::string_view loggable_id(std::string_view id) {
   bool ok = !id.empty() && id.size() <= 128;
   for (char c : id) {
     ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-');
   }
-  return ok ? std::string(id) : std::string();
+  return ok ? id : std::string_view();
 }
+
+// A line built field by field into one buffer per thread: no allocation once it has grown.
+class Line {
+public:
+  Line() : out_(buffer()) { out_.assign(1, '{'); }
+  Line& field(std::string_view name, std::string_view value) {
+    separate(name);
+    append_json_string(out_, value);
+    return *this;
+  }
+  Line& number(std::string_view name, std::string_view digits) {
+    separate(name);
+    out_ += digits;
+    return *this;
+  }
+  std::string_view done() {
+    out_ += '}';
+    return out_;
+  }
+
+private:
+  static std::string& buffer() {
+    thread_local std::string line;
+    return line;
+  }
+  void separate(std::string_view name) {
+    if (out_.size() > 1) {
+      out_ += ',';
+    }
+    append_json_string(out_, name);
+    out_ += ':';
+  }
+  std::string& out_;
+};
 
 }  // namespace
 
-std::string route_template(std::string_view path) { return match(path).route; }
+std::string route_template(std::string_view path) { return std::string(match(path).route); }
 
 size_t access_log_drops() { return batcher ? batcher->drops() : 0; }
 
@@ -185,22 +224,26 @@ Result<http::AccessLog> make_access_log(const std::string& destination) {
   batcher = std::move(*opened);
   return http::AccessLog([lines = batcher](const http::AccessRecord& r) {
     RouteMatch route = match(r.path);
-    JsonWriter w;
-    w.begin_object().key("time").string(utc_now()).key("requestId").string(r.request_id);
-    w.key("source").string(r.source).key("method").string(r.method).key("route").string(route.route);
-    if (std::string id = loggable_id(route.payment_id); !id.empty()) {
-      w.key("paymentId").string(id);
+    char time[32];
+    char latency[32];
+    std::snprintf(latency, sizeof latency, "%lld.%lld", static_cast<long long>(r.micros / 1000),
+                  static_cast<long long>(r.micros % 1000 / 100));
+    char status[8];
+    std::snprintf(status, sizeof status, "%u", r.status);
+    Line line;
+    line.field("time", utc_now(time)).field("requestId", r.request_id).field("source", r.source);
+    line.field("method", r.method).field("route", route.route);
+    if (std::string_view id = loggable_id(route.payment_id); !id.empty()) {
+      line.field("paymentId", id);
     }
-    w.key("status").number(r.status).key("latencyMs").raw_number(std::to_string(r.micros / 1000) + "." +
-                                                                   std::to_string(r.micros % 1000 / 100));
+    line.number("status", status).number("latencyMs", latency);
     if (!r.principal.empty()) {
-      w.key("merchant").string(r.principal);
+      line.field("merchant", r.principal);
     }
     for (const auto& [name, value] : *r.fields) {
-      w.key(name).string(value);
+      line.field(name, value);
     }
-    w.end_object();
-    lines->add(std::move(w).take());
+    lines->add(line.done());
   });
 }
 
@@ -262,15 +305,16 @@ Result<EventLog> make_event_log(const std::string& destination) {
       metrics::count_event_log_suppressed(e.kind);
       return;
     }
-    std::string id = loggable_id(payment_id);
+    std::string_view id = loggable_id(payment_id);
+    char time[32];
     if (suppressed > 0) {
       JsonWriter w;
-      w.begin_object().key("time").string(utc_now()).key("event").string("events_suppressed");
+      w.begin_object().key("time").string(utc_now(time)).key("event").string("events_suppressed");
       w.key("kind").string(e.kind).key("count").number(static_cast<int64_t>(suppressed)).end_object();
       lines->add(std::move(w).take());
     }
     JsonWriter w;
-    w.begin_object().key("time").string(utc_now()).key("event").string(e.kind).key("paymentId").string(id);
+    w.begin_object().key("time").string(utc_now(time)).key("event").string(e.kind).key("paymentId").string(id);
     w.key("ref").string(loggable_id(e.ref));
     if (!e.before.empty() || !e.after.empty()) {
       w.key("before").string(e.before).key("after").string(e.after);
