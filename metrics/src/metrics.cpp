@@ -1,7 +1,6 @@
 #include "idempay/metrics/metrics.hpp"
 
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -121,13 +120,16 @@ public:
   }
 };
 
-// A counter with one label, resolved once per thread, family and label value.
+// A counter with one label, resolved once per thread, family and label value, and found
+// again without building a key (payment events are counted on the actors' worker).
 void increment(prometheus::Family<Counter>& family, std::string_view label, std::string_view value) {
-  char tag[2 * sizeof(void*) + 3];
-  std::snprintf(tag, sizeof tag, "%p", static_cast<void*>(&family));
-  cached<Counter>(joined(tag, value), [&]() -> Counter& {
-    return family.Add({{std::string(label), std::string(value)}});
-  }).Increment();
+  thread_local std::unordered_map<const void*, std::map<std::string, Counter*, std::less<>>> by_family;
+  auto& counters = by_family[&family];
+  auto found = counters.find(value);
+  if (found == counters.end()) {
+    found = counters.emplace(std::string(value), &family.Add({{std::string(label), std::string(value)}})).first;
+  }
+  found->second->Increment();
 }
 
 }  // namespace
