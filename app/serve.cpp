@@ -455,8 +455,8 @@ int run_serve(const ServeConfig& given) {
   admin_options.idempotency.retention = std::chrono::seconds(config.idempotency_retention_s);
   admin_options.idempotency.keyspace = domain::Space::kIdempotency;
   admin_options.legacy_owner = legacy_owner;
-  admin::OperatorApi operator_api(*service, **store, std::move(admin_options));
-  Routes handler(ppp_handler, operator_api);
+  auto operator_api = std::make_shared<admin::OperatorApi>(*service, **store, std::move(admin_options));
+  Routes handler(ppp_handler, *operator_api);
   set_server_limits(config, server_options);
   server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
                                  "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};

@@ -329,8 +329,8 @@ void OperatorApi::search(const std::shared_ptr<Call>& call) {
     return call->respond(bad_request("cursor is not one this API gave"));
   }
   SearchFilter filter{merchant.value_or(""), state.value_or(""), limit, kScanBudget};
-  store_.read_async([this, call, filter, after](storage::Store& store) {
-    auto page = search_payments(store, filter, after, [this, call](const std::string& owner) {
+  store_.read_async([this, self = shared_from_this(), call, filter, after](storage::Store& store) {
+    auto page = search_payments(store, filter, after, [this, self = shared_from_this(), call](const std::string& owner) {
       return call->scope.sees(owner_of(owner));
     });
     if (!page) {
@@ -341,7 +341,7 @@ void OperatorApi::search(const std::shared_ptr<Call>& call) {
 }
 
 void OperatorApi::detail(const std::shared_ptr<Call>& call, std::string payment_id) {
-  store_.read_async([this, call, id = std::move(payment_id)](storage::Store& store) {
+  store_.read_async([this, self = shared_from_this(), call, id = std::move(payment_id)](storage::Store& store) {
     auto report = domain::inspect_payment(store, id, false);
     if (!report) {
       return call->respond(report.error().code == ErrorCode::kNotFound
@@ -361,8 +361,8 @@ void OperatorApi::operate(const std::shared_ptr<Call>& call, std::string payment
   if (!manual) {
     return call->respond(bad_request(manual.error().message));
   }
-  guarded(call, false, [this, call, id = std::move(payment_id), kind, manual = *manual](auto done) {
-    store_.read_async([this, call, id, kind, manual, done](storage::Store& store) {
+  guarded(call, false, [this, self = shared_from_this(), call, id = std::move(payment_id), kind, manual = *manual](auto done) {
+    store_.read_async([this, self = shared_from_this(), call, id, kind, manual, done](storage::Store& store) {
       auto payment = domain::read_payment(domain::disk_lookup(store), id);
       if (!payment || !*payment) {
         return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
@@ -392,8 +392,8 @@ void OperatorApi::operate(const std::shared_ptr<Call>& call, std::string payment
 }
 
 void OperatorApi::reconcile(const std::shared_ptr<Call>& call, std::string payment_id) {
-  guarded(call, true, [this, call, id = std::move(payment_id)](auto done) {
-    store_.read_async([this, call, id, done](storage::Store& store) {
+  guarded(call, true, [this, self = shared_from_this(), call, id = std::move(payment_id)](auto done) {
+    store_.read_async([this, self = shared_from_this(), call, id, done](storage::Store& store) {
       auto payment = domain::read_payment(domain::disk_lookup(store), id);
       if (!payment || !*payment) {
         return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
@@ -409,10 +409,10 @@ void OperatorApi::reconcile(const std::shared_ptr<Call>& call, std::string payme
 }
 
 void OperatorApi::replay(const std::shared_ptr<Call>& call, std::string delivery_id) {
-  guarded(call, false, [this, call, id = std::move(delivery_id)](auto done) {
+  guarded(call, false, [this, self = shared_from_this(), call, id = std::move(delivery_id)](auto done) {
     spdlog::info("operator {} replays delivery {}", call->request.principal, id);
     service_.replay_delivery(
-        id, [this, call](const domain::OutboxEntry& e) { return call->scope.sees(owner_of(e.merchant)); },
+        id, [this, self = shared_from_this(), call](const domain::OutboxEntry& e) { return call->scope.sees(owner_of(e.merchant)); },
         [done](actors::Reply reply) { done(from_reply(std::move(reply))); });
   });
 }

@@ -5,6 +5,7 @@
 // operators in force (reloaded with the merchants file).
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,8 +43,9 @@ struct OperatorApiOptions {
   std::string legacy_owner;
 };
 
-/// Serves /admin/ (the console: public static files) and /admin/v1/ (the API).
-class OperatorApi final : public http::Handler {
+/// Serves /admin/ (the console: public static files) and /admin/v1/ (the API). Held by a
+/// shared_ptr: work it hands to the store's reader threads keeps it alive.
+class OperatorApi final : public http::Handler, public std::enable_shared_from_this<OperatorApi> {
 public:
   /// `service` and `store` must outlive it.
   OperatorApi(actors::PaymentService& service, storage::Store& store, OperatorApiOptions options);
