@@ -362,29 +362,21 @@ void OperatorApi::operate(const std::shared_ptr<Call>& call, std::string payment
     return call->respond(bad_request(manual.error().message));
   }
   guarded(call, false, [this, self = shared_from_this(), call, id = std::move(payment_id), kind, manual = *manual](auto done) {
-    store_.read_async([this, self = shared_from_this(), call, id, kind, manual, done](storage::Store& store) {
-      auto payment = domain::read_payment(domain::disk_lookup(store), id);
-      if (!payment || !*payment) {
-        return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
-      }
-      const auto& record = (*payment)->record;
-      if (!record || !call->scope.sees(owner_of(record->owner))) {
-        return done(not_found("no such payment"));
-      }
+    with_visible_payment(call, id, done, [this, call, id, kind, manual, done](const domain::PaymentRecord& record) {
       ppp::OperationRequest op;
       op.kind = kind;
       op.payment_id = id;
       // The operation's requestId is the key's record: a retry after a crash that lost the
       // stored answer reaches the same operation, which answers what it did.
       op.request_id = "admin-" + call->record_key.substr(call->record_key.size() - 32);
-      op.transaction_id = record->transaction_id;
-      op.authorization_id = record->authorization_id;
-      op.tid = record->tid;
+      op.transaction_id = record.transaction_id;
+      op.authorization_id = record.authorization_id;
+      op.tid = record.tid;
       op.value = manual.value;
       op.note = "by operator " + call->request.principal + ": " + manual.reason;
       spdlog::info("operator {} asks for a {} of payment {} ({})", call->request.principal, ppp::to_string(kind), id,
                    op.request_id);
-      service_.operate(std::move(op), owner_of(record->owner), [done](actors::Reply reply) {
+      service_.operate(std::move(op), owner_of(record.owner), [done](actors::Reply reply) {
         done(from_reply(std::move(reply)));
       });
     });
@@ -393,18 +385,28 @@ void OperatorApi::operate(const std::shared_ptr<Call>& call, std::string payment
 
 void OperatorApi::reconcile(const std::shared_ptr<Call>& call, std::string payment_id) {
   guarded(call, true, [this, self = shared_from_this(), call, id = std::move(payment_id)](auto done) {
-    store_.read_async([this, self = shared_from_this(), call, id, done](storage::Store& store) {
-      auto payment = domain::read_payment(domain::disk_lookup(store), id);
-      if (!payment || !*payment) {
-        return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
-      }
-      const auto& record = (*payment)->record;
-      if (!record || !call->scope.sees(owner_of(record->owner))) {
-        return done(not_found("no such payment"));
-      }
+    with_visible_payment(call, id, done, [this, call, id, done](const domain::PaymentRecord& record) {
       spdlog::info("operator {} reconciles payment {}", call->request.principal, id);
-      service_.refresh(id, owner_of(record->owner), [done](actors::Reply reply) { done(from_reply(std::move(reply))); });
+      service_.refresh(id, owner_of(record.owner), [done](actors::Reply reply) { done(from_reply(std::move(reply))); });
     });
+  });
+}
+
+// The payment as stored, read on a store reader thread, handed to `then` if this operator
+// sees its merchant; otherwise `done` gets 404 (as if it did not exist), or 503.
+void OperatorApi::with_visible_payment(const std::shared_ptr<Call>& call, const std::string& id, Done done,
+                                       std::function<void(const domain::PaymentRecord&)> then) {
+  store_.read_async([this, self = shared_from_this(), call, id, done = std::move(done),
+                     then = std::move(then)](storage::Store& store) {
+    auto payment = domain::read_payment(domain::disk_lookup(store), id);
+    if (!payment || !*payment) {
+      return done(problem(503, "Service Unavailable", "the store cannot be read; retry"));
+    }
+    const auto& record = (*payment)->record;
+    if (!record || !call->scope.sees(owner_of(record->owner))) {
+      return done(not_found("no such payment"));
+    }
+    then(*record);
   });
 }
 

@@ -12,6 +12,7 @@
 
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/admin/idempotency.hpp"
+#include "idempay/domain/records.hpp"
 #include "idempay/http/server.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -63,6 +64,9 @@ private:
   void operate(const std::shared_ptr<Call>& call, std::string payment_id, ppp::OperationKind kind);
   void reconcile(const std::shared_ptr<Call>& call, std::string payment_id);
   void replay(const std::shared_ptr<Call>& call, std::string delivery_id);
+  using Done = std::function<void(http::Response)>;
+  void with_visible_payment(const std::shared_ptr<Call>& call, const std::string& id, Done done,
+                            std::function<void(const domain::PaymentRecord&)> then);
   std::string owner_of(const std::string& stored_owner) const;
 
   actors::PaymentService& service_;
