@@ -679,6 +679,7 @@ def main():
                          "throughput,observability,latency,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--keep-work", action="store_true", help="keep the servers' data and logs for a look afterwards")
     opts = ap.parse_args()
     if opts.quick:
         opts.rounds, opts.duration, opts.memory_payments, opts.chunk = 1, 1, 2_000, 1
@@ -721,7 +722,10 @@ def main():
             sustained_rounds(opts.binary, work, opts, extra)
         extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if opts.keep_work:
+            print(f"work directory kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     rows, nginx_rps = table_rows(runs)
     report(out_dir, opts, rows, nginx_rps, extra)
     return 0

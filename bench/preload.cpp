@@ -75,8 +75,9 @@ int main(int argc, char** argv) {
   }
   const std::string prefix = argc > 3 ? argv[3] : "pre";
   const size_t count = std::stoull(argv[2]);
-  auto store = storage::open_rocks_store(storage::RocksOptions{std::string(argv[1]) + "/rocksdb", false},
-                                          domain::keyspace_names());
+  storage::RocksOptions store_options{std::string(argv[1]) + "/rocksdb", false};
+  store_options.read_only_existing_keys = domain::keyspaces_read_only_for_existing_keys();  // as the service opens it
+  auto store = storage::open_rocks_store(store_options, domain::keyspace_names());
   if (!store) {
     std::fprintf(stderr, "preload: %s\n", store.error().message.c_str());
     return 1;

@@ -9,7 +9,7 @@ namespace idempay::domain {
 struct Space {
   static constexpr storage::Keyspace kPayments{0};
   static constexpr storage::Keyspace kOperations{1};
-  static constexpr storage::Keyspace kIdempotency{2};  ///< no longer written; declared so that stores holding it still open
+  static constexpr storage::Keyspace kIdempotency{2};  ///< the operator API's Idempotency-Key records
   static constexpr storage::Keyspace kInbox{3};
   static constexpr storage::Keyspace kOutbox{4};
   static constexpr storage::Keyspace kDeadLetters{5};
@@ -22,5 +22,9 @@ struct Space {
 inline storage::KeyspaceNames keyspace_names() {
   return {"payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta", "recovery"};
 }
+
+/// The keyspaces whose point reads only look up keys that exist: an audit chain's head is
+/// read only for a payment whose record exists (a new paymentId costs a read of `payments`).
+inline storage::KeyspaceNames keyspaces_read_only_for_existing_keys() { return {"audit"}; }
 
 }  // namespace idempay::domain

@@ -111,6 +111,9 @@ struct RocksOptions {
   bool read_only = false;
   /// Threads that run `read_async` jobs. Default: 2
   size_t reader_threads = 2;
+  /// Keyspaces whose point reads only look up keys that exist (never a key about to be
+  /// created): their last level keeps no filter, which is where most of a filter's memory is.
+  KeyspaceNames read_only_existing_keys{};
 };
 
 /// Opens (or creates) the RocksDB store with `keyspaces` (one column family each, created if
