@@ -330,7 +330,7 @@ void OperatorApi::search(const std::shared_ptr<Call>& call) {
   }
   SearchFilter filter{merchant.value_or(""), state.value_or(""), limit, kScanBudget};
   store_.read_async([this, self = shared_from_this(), call, filter, after](storage::Store& store) {
-    auto page = search_payments(store, filter, after, [this, self = shared_from_this(), call](const std::string& owner) {
+    auto page = search_payments(store, filter, after, [this, call](const std::string& owner) {
       return call->scope.sees(owner_of(owner));
     });
     if (!page) {

@@ -422,7 +422,7 @@ rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache
   // that was half the CPU of the thread that runs the payment actors (the sustained-load issue).
   table.cache_index_and_filter_blocks = false;
   // 16 KB data blocks: the resident index has a quarter of the entries it had with 4 KB (it
-  // was three quarters of the resident bytes); a record read from the disk decompresses 16 KB,
+  // was about 70% of the resident bytes); a record read from the disk decompresses 16 KB,
   // on a reader thread.
   table.block_size = 16u << 10;
   table.format_version = 5;
