@@ -44,7 +44,18 @@ void Directory::forget(const std::string& payment_id, const caf::actor_addr& act
   }
 }
 
+void Directory::arm_deadline(const std::string& payment_id, caf::actor_id actor, uint64_t attempt,
+                             std::chrono::steady_clock::time_point due) {
+  std::lock_guard lock(deadlines_mutex_);
+  deadlines_.push_back({due, payment_id, actor, attempt});
+}
+
 void Directory::tick(uint64_t idle_generations) {
+  offer_retirement(idle_generations);
+  fire_due_deadlines();
+}
+
+void Directory::offer_retirement(uint64_t idle_generations) {
   std::vector<caf::actor> idle;
   {
     std::lock_guard lock(mutex_);
@@ -64,6 +75,36 @@ void Directory::tick(uint64_t idle_generations) {
   }
   for (const auto& actor : idle) {
     caf::anon_send(actor, idle_atom::value);
+  }
+}
+
+void Directory::fire_due_deadlines() {
+  std::vector<Deadline> due;
+  {
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(deadlines_mutex_);
+    while (!deadlines_.empty() && deadlines_.front().due <= now) {
+      due.push_back(std::move(deadlines_.front()));
+      deadlines_.pop_front();
+    }
+  }
+  if (due.empty()) {
+    return;
+  }
+  // Most creates ended long before their deadline and their actors retired: those are dropped
+  // here, without a message.
+  std::vector<std::pair<caf::actor, uint64_t>> live;
+  {
+    std::lock_guard lock(mutex_);
+    for (const Deadline& d : due) {
+      auto it = entries_.find(d.payment_id);
+      if (it != entries_.end() && it->second.actor.id() == d.actor) {
+        live.emplace_back(it->second.actor, d.attempt);
+      }
+    }
+  }
+  for (auto& [actor, attempt] : live) {
+    caf::anon_send(actor, deadline_atom::value, attempt);
   }
 }
 

@@ -9,6 +9,10 @@
 // Idle actors are found by generations instead of one timer per actor: every route stamps
 // the entry with the current generation, and each tick offers retirement to the actors not
 // routed to for a whole idle timeout (one clock entry per tick, not one per payment).
+// Create Payment answer deadlines ride the same tick: one queue entry per create instead of
+// one CAF clock entry (a timer thread woken per create, a message allocated per create, and
+// the actor's memory held until the timer fired).
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -43,7 +47,14 @@ public:
   /// Removes the entry of an actor that ended without retiring (shutdown, failure).
   void forget(const std::string& payment_id, const caf::actor_addr& actor);
 
-  /// Sends idle_atom to every actor not routed to since `idle_generations` ticks ago.
+  /// At the first tick from `due` on, sends (deadline_atom, attempt) to the payment's actor if
+  /// that is still `actor` (a later actor of the same payment never hears an earlier one's
+  /// deadline). Deadlines must be armed with one fixed delay, so that the queue stays in order.
+  void arm_deadline(const std::string& payment_id, caf::actor_id actor, uint64_t attempt,
+                    std::chrono::steady_clock::time_point due);
+
+  /// Sends idle_atom to every actor not routed to since `idle_generations` ticks ago, and the
+  /// deadlines that are due to their actors.
   void tick(uint64_t idle_generations);
 
   size_t size();
@@ -58,7 +69,17 @@ private:
     uint64_t generation = 0;
   };
 
+  struct Deadline {
+    std::chrono::steady_clock::time_point due;
+    std::string payment_id;
+    caf::actor_id actor;
+    uint64_t attempt;
+  };
+
   caf::actor route(const std::string& payment_id);
+
+  void offer_retirement(uint64_t idle_generations);
+  void fire_due_deadlines();
 
   // Puts `id` on the current generation's list unless it is on it already.
   void stamp(const std::string& id, Entry& entry);
@@ -72,6 +93,8 @@ private:
   std::deque<std::vector<std::string>> generations_{1};
   uint64_t first_generation_ = 0;
   bool closed_ = false;
+  std::mutex deadlines_mutex_;  // apart from mutex_: arming must not wait behind routing
+  std::deque<Deadline> deadlines_;  // in order of `due`
 };
 
 /// Ticks `directory` every `tick`; actors idle for `idle_generations` ticks are offered

@@ -32,6 +32,7 @@ using reconcile_atom = caf::atom_constant<caf::atom("reconcile")>;
 using notified_atom = caf::atom_constant<caf::atom("notified")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 
 class Directory;
 

@@ -46,6 +46,7 @@ caf::behavior PaymentActor::behavior() {
       [me](reconcile_atom) { me->on_reconcile_tick(); },
       [me](resume_atom, Continuation& step) { step.run(); },
       [me](idle_atom) { me->on_idle(); },
+      [me](deadline_atom, uint64_t attempt) { me->on_answer_deadline(attempt); },
       [me](flush_atom) { me->flush_audit(); },
   };
 }
@@ -246,21 +247,18 @@ void PaymentActor::arm_answer_deadline() {
   if (flow_ != Flow::kCreate || ctx_.answer_deadline.count() <= 0) {
     return;
   }
-  // The clock holds this message for the whole deadline, long after most creates have ended
-  // and their actors retired: a weak reference, so that a retired payment's state is freed
-  // at once (a strong one kept every payment of the last 4.5 s in memory, 2-3 KB each).
-  self_->delayed_send(self_, ctx_.answer_deadline, resume_atom::value,
-                      Continuation{[weak = weak_from_this(), attempt = create_attempt_] {
-                        auto me = weak.lock();
-                        if (!me || !me->busy_ || me->flow_ != Flow::kCreate || attempt != me->create_attempt_
-                            || me->past_deadline_) {
-                          return;
-                        }
-                        me->past_deadline_ = true;
-                        me->told_undefined_ = true;  // the outcome then goes out by callback
-                        me->reply_all(undefined_answer(me->id()));
-                        me->waiters_.clear();
-                      }});
+  ctx_.directory->arm_deadline(id(), self_->id(), create_attempt_,
+                               std::chrono::steady_clock::now() + ctx_.answer_deadline);
+}
+
+void PaymentActor::on_answer_deadline(uint64_t attempt) {
+  if (!busy_ || flow_ != Flow::kCreate || attempt != create_attempt_ || past_deadline_) {
+    return;  // that create has ended (or this one answered already)
+  }
+  past_deadline_ = true;
+  told_undefined_ = true;  // the outcome then goes out by callback
+  reply_all(undefined_answer(id()));
+  waiters_.clear();
 }
 
 void PaymentActor::call_authorize() {

@@ -155,8 +155,9 @@ private:
   void call_authorize();
   void ask_status();
   // A Create Payment waiting for the acquirer: past ctx_.answer_deadline its callers hear
-  // `undefined`, and the outcome goes out by callback.
+  // `undefined`, and the outcome goes out by callback. The directory's sweeper keeps the time.
   void arm_answer_deadline();
+  void on_answer_deadline(uint64_t attempt);
   void call_operation(PendingOperation op);
   void on_status(Result<std::optional<acquirer::Authorization>> status);
 
