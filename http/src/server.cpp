@@ -312,14 +312,22 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  // Beast reads as much as the buffer's free capacity, at least 512 bytes, and the parser
+  // empties the buffer after each read: an empty buffer stays at 512 and a 2.6 KB Create
+  // Payment took six recvmsg calls. 4 KB reads a typical request in one.
+  static constexpr size_t kReadSize = 4096;
 
 public:
   Session(tcp::socket socket, Server::Impl& server, std::string source)
-      : stream_(std::move(socket)), server_(server), source_(std::move(source)) {}
+      : stream_(std::move(socket)), server_(server), source_(std::move(source)) {
+    buffer_.reserve(kReadSize);
+  }
   // TLS: the session keeps the context it was accepted under (a reload replaces it for the
   // connections that come next).
   Session(tcp::socket socket, std::shared_ptr<ssl::context> tls, Server::Impl& server, std::string source)
-      : tls_(std::move(tls)), stream_(std::move(socket), *tls_), server_(server), source_(std::move(source)) {}
+      : tls_(std::move(tls)), stream_(std::move(socket), *tls_), server_(server), source_(std::move(source)) {
+    buffer_.reserve(kReadSize);
+  }
   ~Session() { server_.release(source_); }
 
   void run() {
