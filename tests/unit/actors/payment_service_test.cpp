@@ -196,6 +196,40 @@ TEST_F(PaymentServiceTest, PendingCardAnswersUndefined) {
   EXPECT_EQ(create(create_request("p7", "4222222222222224")).body, pending.body);
 }
 
+// The answer deadline is kept by the directory's sweep, not a timer per create: a Create
+// Payment whose acquirer is slower than the deadline hears `undefined` about the deadline
+// later, and the acquirer's answer, when it comes, is the payment's outcome (one charge).
+TEST(PaymentServiceDeadlineTest, ASlowAcquirerIsAnsweredUndefinedAtTheDeadlineAndItsOutcomeKept) {
+  auto store = storage::make_memory_store(keyspace_names());
+  acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(600), std::chrono::milliseconds(2000)}};
+  RecordingTransport transport;
+  ServiceOptions options;
+  options.idle_timeout = std::chrono::milliseconds(20);
+  options.answer_deadline = std::chrono::milliseconds(100);
+  PaymentService service(*store, stub, transport, options);
+  ASSERT_TRUE(service.start());
+  auto create = [&service](const std::string& id) {
+    std::promise<Reply> p;
+    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  };
+
+  auto started = std::chrono::steady_clock::now();
+  Reply first = create("slow-1");
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_NE(first.body.find("\"status\":\"undefined\""), std::string::npos) << first.body;
+  EXPECT_GE(waited, std::chrono::milliseconds(100));
+  EXPECT_LT(waited, std::chrono::milliseconds(450));  // the acquirer answers at 600 ms
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // the acquirer has answered
+  Reply later = create("slow-1");
+  EXPECT_NE(later.body.find("\"status\":\"approved\""), std::string::npos) << later.body;
+  auto ledger = JsonValue::parse(stub.ledger_json()).value();
+  EXPECT_EQ(ledger.find("authorizations")->find("slow-1")->int_or("calls"), 1);
+  EXPECT_EQ(ledger.find("authorizations")->find("slow-1")->int_or("charges"), 1);
+  service.shutdown();
+}
+
 // Passivation race: with a 1 ms idle timeout (retirement offered after 1-2 ms without a
 // message) actors retire again and again while requests for the same payments keep
 // arriving. If two actors ever served one payment, their etag-checked
