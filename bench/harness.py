@@ -133,6 +133,20 @@ http {{
         self.proc.wait(timeout=10)
 
 
+def tree_cpu_seconds(pid):
+    """CPU time (user + system) of a process and of its live children (nginx's worker)."""
+    def own(p):
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = []
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*/children"):
+        children += task.read_text().split()
+    return own(pid) + sum(own(c) for c in children)
+
+
 class Process:
     def __init__(self, cmd, log_path, port):
         self.port = port
@@ -466,21 +480,25 @@ def sustained_rounds(binary, work, opts, extra):
     windows = max(1, opts.sustained // opts.window)
     c = opts.sustained_connections
 
-    def run(url, script, args_of):
+    def run(url, script, args_of, pid, name):
         results = []
+        cpu = tree_cpu_seconds(pid)
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
             results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
                             "requests": r["requests"]})
+        # The server's CPU per request: steadier than its rate on a shared machine, and the
+        # same measure for nginx gives the ratio to the machine's HTTP ceiling.
+        out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / max(sum(x["requests"] for x in results), 1), 1)
         return results
 
     probe = Idempay(binary, work, "sustained-probe")
     answer = probe.post("/payments", create_body("size-probe"))[1].decode()
     probe.stop()
     nginx = Nginx(work, "sustained-nginx", answer.replace("'", ""))
-    out = {"window_s": opts.window, "connections": c,
-           "nginx": run(f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
-                        lambda w: [f"run=n{w}", "body=full"])}
+    out = {"window_s": opts.window, "connections": c}
+    out["nginx"] = run(f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
+                       lambda w: [f"run=n{w}", "body=full"], nginx.proc.pid, "nginx")
     nginx.stop()
     stub = None
     if opts.sustained_external_stub:  # so that the RSS is the connector's alone, without the stub's ledger
@@ -492,7 +510,7 @@ def sustained_rounds(binary, work, opts, extra):
     for name, script, args_of in scenarios[:1] if opts.sustained_creates_only else scenarios:
         extra_args = ["--acquirer", f"http://127.0.0.1:{stub.port}"] if stub else []
         server = Idempay(binary, work, f"sustained-{name}", extra_args)
-        out[name] = run(f"{server.url}/payments", script, args_of)
+        out[name] = run(f"{server.url}/payments", script, args_of, server.proc.pid, name)
         out[name + "_rss_mb"] = round(server.rss_mb(), 1)
         server.stop()
         # Logged at shutdown by binaries that hold the table files' indexes and filters resident.
@@ -527,6 +545,10 @@ def sustained_report(s):
         print(f"{label:28} {w['min']:>7} {w['median']:>7} {w['max']:>7} {w['slowest_vs_median']:>15.0%} "
               f"{w['p99_median_ms']:>11} {w['p99_max_ms']:>8}   ({w['non2xx']} not 2xx)")
         print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
+    if s.get("nginx_cpu_us"):
+        print("server CPU per request: " + ", ".join(
+            f"{label} {s[n + '_cpu_us']} us" + ("" if n == "nginx" else f" ({s[n + '_cpu_us'] / s['nginx_cpu_us']:.1f}x nginx)")
+            for n, label in (("nginx", "nginx"), ("create", "creates"), ("mix", "gateway mix")) if n + "_cpu_us" in s))
     print(f"RSS at the end: " + ", ".join(f"{n} {s[n + '_rss_mb']} MB" for n in ("create", "mix") if n in s)
           + (" (in-process stub, whose ledger grows with every payment)" if s["stub"] == "in-process" else
              " (out-of-process stub)"))
