@@ -133,18 +133,21 @@ http {{
         self.proc.wait(timeout=10)
 
 
+def cpu_seconds_of(pid):
+    """CPU time (user + system) of one process so far; 0 once it is gone."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def tree_cpu_seconds(pid):
-    """CPU time (user + system) of a process and of its live children (nginx's worker)."""
-    def own(p):
-        try:
-            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of a process and of its live children (nginx's worker)."""
     children = []
     for task in pathlib.Path(f"/proc/{pid}/task").glob("*/children"):
         children += task.read_text().split()
-    return own(pid) + sum(own(c) for c in children)
+    return cpu_seconds_of(pid) + sum(cpu_seconds_of(c) for c in children)
 
 
 class Process:
@@ -155,8 +158,7 @@ class Process:
         wait_port(self.port)
 
     def cpu_seconds(self):
-        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds_of(self.proc.pid)
 
     def wait_idle(self, limit_s=20.0, window_s=0.5, busy_share=0.05):
         """Waits until the process uses less than `busy_share` of a core (the previous
@@ -480,25 +482,25 @@ def sustained_rounds(binary, work, opts, extra):
     windows = max(1, opts.sustained // opts.window)
     c = opts.sustained_connections
 
-    def run(url, script, args_of, pid, name):
+    def run(name, url, script, args_of, pid):
+        """The windows under out[name]; the server's CPU per request under out[name + "_cpu_us"]
+        (steadier than its rate on a shared machine; nginx's is the HTTP ceiling's)."""
         results = []
         cpu = tree_cpu_seconds(pid)
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
             results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
                             "requests": r["requests"]})
-        # The server's CPU per request: steadier than its rate on a shared machine, and the
-        # same measure for nginx gives the ratio to the machine's HTTP ceiling.
+        out[name] = results
         out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / max(sum(x["requests"] for x in results), 1), 1)
-        return results
 
     probe = Idempay(binary, work, "sustained-probe")
     answer = probe.post("/payments", create_body("size-probe"))[1].decode()
     probe.stop()
     nginx = Nginx(work, "sustained-nginx", answer.replace("'", ""))
     out = {"window_s": opts.window, "connections": c}
-    out["nginx"] = run(f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
-                       lambda w: [f"run=n{w}", "body=full"], nginx.proc.pid, "nginx")
+    run("nginx", f"http://127.0.0.1:{nginx.port}/payments", "create_distinct.lua",
+        lambda w: [f"run=n{w}", "body=full"], nginx.proc.pid)
     nginx.stop()
     stub = None
     if opts.sustained_external_stub:  # so that the RSS is the connector's alone, without the stub's ledger
@@ -510,7 +512,7 @@ def sustained_rounds(binary, work, opts, extra):
     for name, script, args_of in scenarios[:1] if opts.sustained_creates_only else scenarios:
         extra_args = ["--acquirer", f"http://127.0.0.1:{stub.port}"] if stub else []
         server = Idempay(binary, work, f"sustained-{name}", extra_args)
-        out[name] = run(f"{server.url}/payments", script, args_of, server.proc.pid, name)
+        run(name, f"{server.url}/payments", script, args_of, server.proc.pid)
         out[name + "_rss_mb"] = round(server.rss_mb(), 1)
         server.stop()
         # Logged at shutdown by binaries that hold the table files' indexes and filters resident.
