@@ -91,9 +91,12 @@ def wrk(url, duration, connections, script, args=(), threads=1, timeout="10s"):
     lat = {p: parse_latency(re.search(rf"^\s+{p}%\s+(\S+)", out, re.M).group(1)) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     window = re.search(r"^window ([\d.]+) (\d+) (\d+)$", out, re.M)
+    statuses = re.findall(r"^non-2xx statuses: (.*)$", out, re.M)
+    first_body = re.search(r"^first non-2xx body: (.*)$", out, re.M)
     return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"], "non2xx": int(errors.group(1)) if errors else 0,
             "requests": int(re.search(r"(\d+) requests in", out).group(1)),
-            "window": (float(window.group(1)), int(window.group(2)), int(window.group(3))) if window else None}
+            "window": (float(window.group(1)), int(window.group(2)), int(window.group(3))) if window else None,
+            "non2xx_statuses": " ".join(statuses), "first_non2xx": first_body.group(1) if first_body else ""}
 
 
 class Nginx:
@@ -581,6 +584,8 @@ def table_rows(runs):
                      "rps_max": round(rps["max"]), "p50_ms": round(statistics.median(r["p50_ms"] for r in runs[name]), 2),
                      "p99_ms": round(statistics.median(r["p99_ms"] for r in runs[name]), 2),
                      "non2xx": sum(r["non2xx"] for r in runs[name]),
+                     "non2xx_statuses": "; ".join(r.get("non2xx_statuses", "") for r in runs[name] if r.get("non2xx_statuses")),
+                     "first_non2xx": next((r["first_non2xx"] for r in runs[name] if r.get("first_non2xx")), ""),
                      "vs_nginx": round(rps["median"] / nginx_rps, 3)})
     return rows, (nginx_rps if runs["nginx"] else 0)
 
@@ -614,7 +619,10 @@ def report(out_dir, opts, rows, nginx_rps, extra):
     print(f"{'scenario':42} {'req/s median':>12} {'min-max':>17} {'p50 ms':>8} {'p99 ms':>8} {'vs nginx':>9}")
     for r in rows:
         print(f"{r['label']:42} {r['rps_median']:>12} {str(r['rps_min']) + '-' + str(r['rps_max']):>17} "
-              f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['vs_nginx']:>9.0%}")
+              f"{r['p50_ms']:>8} {r['p99_ms']:>8} {r['vs_nginx']:>9.0%}"
+              + (f"   ({r['non2xx']} not 2xx)" if r["non2xx"] else ""))
+        if r.get("non2xx_statuses"):
+            print(f"{'':42} statuses {r['non2xx_statuses']}; first: {r['first_non2xx']}")
     if "webhooks" in extra:
         w, cb = extra["webhooks"], extra["callbacks"]
         print(f"{'Acquirer webhooks ingested':42} {w['per_s']:>12} {'':>17} {w['p50_ms']:>8} {w['p99_ms']:>8} "

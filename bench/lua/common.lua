@@ -24,6 +24,36 @@ function M.setup(thread)
   next_thread = next_thread + 1
 end
 
+-- Answers that are not 2xx, by status, and the first one's body: a script's response()
+-- calls note_answer, its done() calls report_answers, which prints them for the harness
+-- (wrk itself counts them but does not say what they were).
+local noted_threads = {}
+
+function M.setup_noting_answers(thread)
+  M.setup(thread)
+  table.insert(noted_threads, thread)
+end
+
+function M.note_answer(status, body)
+  if status < 300 then return end
+  non2xx_counts = non2xx_counts or {}
+  non2xx_counts[status] = (non2xx_counts[status] or 0) + 1
+  local parts = {}
+  for code, n in pairs(non2xx_counts) do table.insert(parts, code .. "=" .. n) end
+  non2xx_summary = table.concat(parts, " ")
+  first_non2xx = first_non2xx or body:sub(1, 300):gsub("\n", " ")
+end
+
+function M.report_answers()
+  for _, t in ipairs(noted_threads) do
+    local summary = t:get("non2xx_summary")
+    if summary then
+      io.write("non-2xx statuses: " .. summary .. "\n")
+      io.write("first non-2xx body: " .. (t:get("first_non2xx") or "") .. "\n")
+    end
+  end
+end
+
 -- Arguments after "--" as key=value pairs; a bare word is stored under "run".
 function M.options(args, defaults)
   local opts = {}

@@ -1,6 +1,6 @@
 -- Settlements of 0.01 with a new requestId each, spread over 1,000 pre-created payments.
 local common = require("common")
-setup = common.setup
+setup = common.setup_noting_answers
 
 function init(args)
   run_id = args[1] or tostring(os.time())
@@ -15,3 +15,9 @@ function request()
   local body = string.format('{"requestId":"%s-%d-%d","value":0.01}', run_id, thread_id, counter)
   return wrk.format(nil, "/payments/" .. payment .. "/settlements", nil, body)
 end
+
+function response(status, headers, body)
+  common.note_answer(status, body)
+end
+
+done = common.report_answers
