@@ -16,23 +16,18 @@ function M.now()
   return tonumber(t.tv_sec) + tonumber(t.tv_nsec) / 1e9
 end
 
-local next_thread = 0
+-- wrk's threads, in setup() order, for a done() that reads what each thread counted.
+M.threads = {}
 
 -- For wrk's setup(): numbers the threads so that ids never collide between them.
 function M.setup(thread)
-  thread:set("thread_id", next_thread)
-  next_thread = next_thread + 1
+  thread:set("thread_id", #M.threads)
+  M.threads[#M.threads + 1] = thread
 end
 
 -- Answers that are not 2xx, by status, and the first one's body: a script's response()
 -- calls note_answer, its done() calls report_answers, which prints them for the harness
 -- (wrk itself counts them but does not say what they were).
-local noted_threads = {}
-
-function M.setup_noting_answers(thread)
-  M.setup(thread)
-  table.insert(noted_threads, thread)
-end
 
 function M.note_answer(status, body)
   if status < 300 then return end
@@ -45,7 +40,7 @@ function M.note_answer(status, body)
 end
 
 function M.report_answers()
-  for _, t in ipairs(noted_threads) do
+  for _, t in ipairs(M.threads) do
     local summary = t:get("non2xx_summary")
     if summary then
       io.write("non-2xx statuses: " .. summary .. "\n")

@@ -1,6 +1,6 @@
 -- Settlements of 0.01 with a new requestId each, spread over 1,000 pre-created payments.
 local common = require("common")
-setup = common.setup_noting_answers
+setup = common.setup
 
 function init(args)
   run_id = args[1] or tostring(os.time())

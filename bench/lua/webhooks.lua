@@ -3,12 +3,7 @@
 -- the lines i with i % n == t, each once, then stops. wrk waits out its -d, so the rate is
 -- taken from this script's own clock: done() prints "window <seconds> <answers> <non-200>".
 local common = require("common")
-local threads = {}
-
-function setup(thread)
-  common.setup(thread)
-  threads[#threads + 1] = thread
-end
+setup = common.setup
 
 function init(args)
   local opts = common.options(args, {threads = "1"})
@@ -48,7 +43,7 @@ end
 
 function done()
   local first, last, total, bad = math.huge, 0, 0, 0
-  for _, t in ipairs(threads) do
+  for _, t in ipairs(common.threads) do
     first = math.min(first, t:get("started") or math.huge)
     last = math.max(last, t:get("finished") or common.now())  -- unfinished: up to now
     total = total + (t:get("answered") or 0)
