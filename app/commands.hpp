@@ -46,6 +46,9 @@ struct ServeConfig {
   int64_t max_connections = 0;  ///< 0: half the descriptor limit, at most 10,000
   int64_t max_connections_per_source = 512;
   int64_t header_timeout_ms = 20'000;
+  std::string trusted_proxies;  ///< CIDR list: load balancers that send a PROXY v2 header
+  int64_t rocksdb_memtable_mb = 16;  ///< also the free space a full disk needs to recover
+  int64_t onboarding_max_merchants = 1'000;
   std::vector<std::string> acquirer_webhook_secrets;  ///< whsec_...; several during rotation
   /// Files holding secrets, so that they appear neither in `ps` nor in the environment: the
   /// webhook secrets one per line, the others alone (a final newline is ignored).

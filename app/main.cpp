@@ -77,6 +77,18 @@ int main(int argc, char** argv) {
   s->add_option("--max-connections-per-source", serve.max_connections_per_source,
                 "open connections from one IP address at most")
       ->envname("IDEMPAY_MAX_CONNECTIONS_PER_SOURCE")->capture_default_str();
+  s->add_option("--trusted-proxies", serve.trusted_proxies,
+                "comma-separated CIDR networks of load balancers that send the PROXY protocol v2 header "
+                "(haproxy send-proxy-v2): their connections must, the client address it names is the one "
+                "throttled and logged")
+      ->envname("IDEMPAY_TRUSTED_PROXIES");
+  s->add_option("--rocksdb-memtable-mb", serve.rocksdb_memtable_mb,
+                "RocksDB: each keyspace's memtable; also the free space a full disk needs before writes resume")
+      ->envname("IDEMPAY_ROCKSDB_MEMTABLE_MB")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{256}));
+  s->add_option("--onboarding-max-merchants", serve.onboarding_max_merchants,
+                "the most merchants the configuration flow may add (onboarded-merchants.json)")
+      ->envname("IDEMPAY_ONBOARDING_MAX_MERCHANTS")->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000}));
   s->add_option("--header-timeout-ms", serve.header_timeout_ms,
                 "time to receive a request's headers, idle keep-alive wait included")
       ->envname("IDEMPAY_HEADER_TIMEOUT_MS")->capture_default_str();

@@ -163,6 +163,12 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
   }
   auto added = token ? credentials.add(merchant, *key, tokens, suite_only)
                      : credentials.add_hashed(merchant, *key, tokens, suite_only);
+  bool guessable = token != nullptr && !suite_only &&
+                   std::any_of(tokens.begin(), tokens.end(), [](const std::string& t) { return t.size() < kMinSafeTokenLength; });
+  if (guessable) {
+    out.warnings.push_back(where + ": an appToken is shorter than " + std::to_string(kMinSafeTokenLength) +
+                           " characters and could be guessed; use a long random one (openssl rand -hex 32)");
+  }
   if (!added) {
     return tl::unexpected(invalid(where, added.error().message));
   }

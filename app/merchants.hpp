@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "idempay/admin/operator_api.hpp"
 #include "idempay/http/credentials.hpp"
@@ -49,7 +50,14 @@ struct MerchantFile {
   std::map<std::string, admin::OperatorScope, std::less<>> operators;  ///< by operator name (role, merchants)
   std::map<std::string, MerchantSettings> settings;  ///< by merchant name
   std::string first_merchant;  ///< owns payments stored before owners were recorded (the file read at start)
+  /// What is allowed but unwise (an appToken short enough to be guessed), one line each.
+  std::vector<std::string> warnings;
 };
+
+/// AppTokens shorter than this draw a warning: the wrong-credentials throttle only slows
+/// guessing (a source may always try again later, and a valid token is never refused), so a
+/// token must be too long to guess. The gateway's own are far longer.
+inline constexpr size_t kMinSafeTokenLength = 32;
 
 /// The route of the in-process acquirer stub.
 inline constexpr std::string_view kStubRoute = "stub";

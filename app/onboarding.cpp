@@ -1,5 +1,7 @@
 #include "onboarding.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "idempay/protocol/crypto.hpp"
@@ -72,7 +74,11 @@ Result<std::string> with_merchant(const std::string& path, const std::string& na
 
 }  // namespace
 
-Onboarding::Onboarding(OnboardingOptions options) : options_(std::move(options)), worker_([this] { run(); }) {}
+Onboarding::Onboarding(OnboardingOptions options)
+    : options_(std::move(options)),
+      onboarding_tokens_(options_.onboardings_burst),
+      bucket_at_(Clock::now()),
+      worker_([this] { run(); }) {}
 
 Onboarding::~Onboarding() {
   {
@@ -96,17 +102,23 @@ void Onboarding::forget_expired() {
   }
 }
 
-Result<std::string> Onboarding::issue_token(std::string_view return_url) {
+Result<std::string> Onboarding::issue_token(const std::string& caller, std::string_view return_url) {
+  if (return_url.size() > options_.max_return_url_bytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "returnUrl is longer than " + std::to_string(options_.max_return_url_bytes) + " bytes");
+  }
   if (auto url = http::check_destination(return_url, options_.return_urls); !url) {
     return make_error(ErrorCode::kInvalidArgument, "returnUrl: " + url.error().message);
   }
   std::lock_guard lock(mutex_);
   forget_expired();
-  if (tokens_.size() >= 10'000) {
+  size_t from_caller = std::count_if(tokens_.begin(), tokens_.end(),
+                                     [&](const auto& t) { return t.second.caller == caller; });
+  if (tokens_.size() >= options_.max_pending || from_caller >= options_.max_pending_per_caller) {
     return make_error(ErrorCode::kUnavailable, "too many configuration flows in progress; retry later");
   }
   std::string token = random_hex(16);
-  tokens_[token] = Grant{std::string(return_url), {}, Clock::now() + options_.lifetime};
+  tokens_[token] = Grant{caller, std::string(return_url), {}, Clock::now() + options_.lifetime};
   return token;
 }
 
@@ -124,8 +136,12 @@ Result<std::string> Onboarding::consent_page(std::string_view token) {
       grant.code = random_hex(16);
       codes_[grant.code] = Clock::now() + options_.lifetime;
     }
-    bool has_query = grant.return_url.find('?') != std::string::npos;
-    target = grant.return_url + (has_query ? "&" : "?") + "authorizationCode=" + grant.code;
+    // The code goes into the query, before any #fragment (which never reaches the server).
+    std::string_view url = grant.return_url;
+    std::string_view fragment = url.substr(std::min(url.find('#'), url.size()));
+    url.remove_suffix(fragment.size());
+    bool has_query = url.find('?') != std::string_view::npos;
+    target = std::string(url) + (has_query ? "&" : "?") + "authorizationCode=" + grant.code + std::string(fragment);
   }
   std::string name = html_escape(options_.provider_name);
   return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Connect " + name +
@@ -156,6 +172,14 @@ Result<IssuedCredentials> Onboarding::issue(const std::string& code) {
       return make_error(ErrorCode::kNotFound, "unknown or expired authorizationCode");
     }
     expires = live->second;
+    if (!take_onboarding_slot()) {
+      return make_error(ErrorCode::kUnavailable, "merchants are being onboarded too fast; retry the same code later");
+    }
+  }
+  if (onboarded_count() >= options_.max_merchants) {
+    spdlog::error("configuration flow: {} holds {} merchants already, the most it may; nothing added",
+                  options_.issued_path, options_.max_merchants);
+    return make_error(ErrorCode::kUnavailable, "no more merchants can be onboarded here; ask the operators");
   }
   IssuedCredentials c{"vtexappkey-" + random_hex(12), random_hex(32)};
   std::string name = "onboarded-" + code.substr(0, 12);
@@ -177,6 +201,25 @@ Result<IssuedCredentials> Onboarding::issue(const std::string& code) {
   }
   spdlog::info("configuration flow: merchant {} onboarded (appKey {})", name, c.app_key);
   return c;
+}
+
+// With mutex_ held: one new merchant's worth of the rate limit, if there is one.
+bool Onboarding::take_onboarding_slot() {
+  auto now = Clock::now();
+  double elapsed = std::chrono::duration<double>(now - bucket_at_).count();
+  onboarding_tokens_ = std::min(options_.onboardings_burst, onboarding_tokens_ + elapsed * options_.onboardings_per_second);
+  bucket_at_ = now;
+  if (onboarding_tokens_ < 1) {
+    return false;
+  }
+  onboarding_tokens_ -= 1;
+  return true;
+}
+
+size_t Onboarding::onboarded_count() const {
+  auto existing = read_json_file(options_.issued_path);
+  const JsonValue* list = existing ? existing->find("merchants") : nullptr;
+  return list == nullptr ? 0 : list->items().size();
 }
 
 void Onboarding::run() {

@@ -24,6 +24,13 @@ struct OnboardingOptions {
   std::string provider_name = "idempay";    ///< shown on the consent page
   std::chrono::seconds lifetime{900};       ///< of a token and of a code
   std::function<void()> activate;           ///< reloads the merchants once one was added
+  // Bounds, so that the flow's own credentials cannot exhaust memory or the merchants file.
+  size_t max_return_url_bytes = 2'048;
+  size_t max_pending = 1'000;               ///< live tokens in all
+  size_t max_pending_per_caller = 100;      ///< live tokens per credential that asked for them
+  size_t max_merchants = 1'000;             ///< merchants the onboarded file may hold
+  double onboardings_burst = 20;            ///< new merchants at once, then...
+  double onboardings_per_second = 1.0 / 3;  ///< ...this many more per second
 };
 
 struct IssuedCredentials {
@@ -38,19 +45,23 @@ public:
   Onboarding(const Onboarding&) = delete;
   Onboarding& operator=(const Onboarding&) = delete;
 
-  /// A token for a merchant about to be sent to the consent page; kInvalidArgument for a
-  /// returnUrl that is not an allowed https URL.
-  Result<std::string> issue_token(std::string_view return_url);
+  /// A token for a merchant about to be sent to the consent page, asked for by `caller` (the
+  /// flow's credentials); kInvalidArgument for a returnUrl that is not an allowed https URL
+  /// (or too long), kUnavailable while too many flows are pending (for the caller or in all).
+  Result<std::string> issue_token(const std::string& caller, std::string_view return_url);
   /// The consent page for a live token (the same code each time it is shown); kNotFound for
   /// an unknown or expired one.
   Result<std::string> consent_page(std::string_view token);
   /// The credentials a live code stands for, issued and activated on first use (off the
   /// caller's thread: the file is written and synced) and the same on every repeat while the
-  /// code lives. kNotFound for an unknown or expired code; `done` is called exactly once.
+  /// code lives. kNotFound for an unknown or expired code; kUnavailable when merchants are
+  /// being onboarded faster than the configured rate (the code stays valid: retry) or the
+  /// file holds max_merchants already; `done` is called exactly once.
   void exchange(std::string code, std::function<void(Result<IssuedCredentials>)> done);
 
 private:
   struct Grant {
+    std::string caller;
     std::string return_url;
     std::string code;  // once the consent page was shown
     std::chrono::steady_clock::time_point expires;
@@ -60,6 +71,8 @@ private:
     std::chrono::steady_clock::time_point expires;
   };
   void forget_expired();
+  bool take_onboarding_slot();
+  size_t onboarded_count() const;
   Result<IssuedCredentials> issue(const std::string& code);
   void run();
 
@@ -68,6 +81,8 @@ private:
   std::map<std::string, Grant> tokens_;                         // token -> grant
   std::map<std::string, std::chrono::steady_clock::time_point> codes_;  // code -> expiry
   std::map<std::string, Exchange> issued_;                      // code -> what it gave
+  double onboarding_tokens_;  // the rate limit's bucket, refilled as time passes
+  std::chrono::steady_clock::time_point bucket_at_;
   std::deque<std::function<void()>> work_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -95,88 +95,106 @@ bool is_from_test_suite(const http::Request& request) {
   return boost::beast::iequals(request.header(kTestSuiteHeader), "true");
 }
 
+// Every PPP route, and the service's own (health, webhooks, the stub's trigger, POS links).
+enum RouteId : int {
+  kManifest, kPaymentMethods, kHealth, kHealthLive, kHealthReady, kCreatePayment, kCancel, kSettle, kRefund,
+  kInbound, kInboundRequest, kPosTerminal, kStubTrigger, kAcquirerWebhook, kFlowToken, kFlowRedirect,
+  kFlowCredentials,
+};
+
+std::vector<http::Route> ppp_routes(bool stub, bool onboarding) {
+  std::vector<http::Route> routes = {
+      {"GET", "/manifest", kManifest},
+      {"GET", "/payment-methods", kPaymentMethods},
+      {"GET", "/health", kHealth},
+      {"GET", "/health/live", kHealthLive},
+      {"GET", "/health/ready", kHealthReady},
+      {"POST", "/payments", kCreatePayment},
+      {"POST", "/payments/{}/cancellations", kCancel},
+      {"POST", "/payments/{}/settlements", kSettle},
+      {"POST", "/payments/{}/refunds", kRefund},
+      {"POST", "/payments/{}/inbound/{}", kInbound},
+      {"POST", "/payments/{}/inbound-request/{}", kInboundRequest},
+      {"POST", "/pos/{}/terminal", kPosTerminal},
+      {"POST", "/webhooks/acquirer", kAcquirerWebhook},
+  };
+  if (stub) {
+    routes.push_back({"POST", "/stub/trigger", kStubTrigger});
+  }
+  if (onboarding) {
+    routes.push_back({"POST", "/authorization/token", kFlowToken});
+    routes.push_back({"GET", "/authorization/redirect", kFlowRedirect});
+    routes.push_back({"GET", "/authorization/credentials", kFlowCredentials});
+  }
+  return routes;
+}
+
 }  // namespace
 
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
-    : service_(service), options_(std::move(options)) {}
+    : service_(service),
+      options_(std::move(options)),
+      routes_(ppp_routes(options_.stub != nullptr, options_.onboarding != nullptr)) {}
+
+bool PppHandler::knows(std::string_view path) const { return routes_.knows(path); }
 
 void PppHandler::handle(http::Request request, http::Responder respond) {
-  const std::string_view path = request.path;
-  const bool is_get = request.method == "GET";
-  const bool is_post = request.method == "POST";
-  constexpr std::string_view kFlow = "/authorization/";
-  if (options_.onboarding != nullptr && path.substr(0, kFlow.size()) == kFlow) {
-    return configuration_flow(path.substr(kFlow.size()), request, respond);
+  auto found = routes_.find(request.method, request.path);
+  if (!found.match) {
+    return respond(found.allow.empty() ? problem(404, "Not Found", "no such route") : method_not_allowed(found.allow));
   }
-  // The configuration flow's credentials open nothing else.
-  if (!request.principal.empty() && policy_of(request.principal).onboarding) {
-    return respond(ppp_error(403, "forbidden", "these credentials are for the configuration flow only"));
+  const int route = found.match->id;
+  const std::vector<std::string>& params = found.match->params;
+  // The configuration flow's credentials open its own steps and nothing else.
+  bool flow_step = route == kFlowToken || route == kFlowCredentials;
+  bool flow_caller = !request.principal.empty() && policy_of(request.principal).onboarding;
+  if (flow_step != flow_caller && (flow_step || route != kFlowRedirect)) {
+    return respond(ppp_error(403, "forbidden", flow_step ? "the configuration flow needs the credentials configured for it"
+                                                         : "these credentials are for the configuration flow only"));
   }
-  if (path == "/manifest") {
-    return respond(is_get ? http::Response(200, options_.manifest.manifest_json) : method_not_allowed("GET"));
-  }
-  if (path == "/health" || path == "/health/live" || path == "/health/ready") {
-    if (!is_get) {
-      return respond(method_not_allowed("GET"));
-    }
-    if (path == "/health/live") {  // the process runs and its I/O threads answer
+  switch (route) {
+    case kManifest:
+      return respond(http::Response(200, options_.manifest.manifest_json));
+    case kPaymentMethods:
+      return respond(http::Response(200, options_.manifest.payment_methods_json));
+    case kHealthLive:  // the process runs and its I/O threads answer
       return respond(http::Response(200, R"({"status":"live"})"));
+    case kHealth:
+    case kHealthReady: {
+      auto reply = [respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); };
+      return route == kHealth ? service_.health(std::move(reply)) : service_.readiness(std::move(reply));
     }
-    auto reply = [respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); };
-    return path == "/health" ? service_.health(std::move(reply)) : service_.readiness(std::move(reply));
-  }
-  if (path == "/payment-methods") {
-    return respond(is_get ? http::Response(200, options_.manifest.payment_methods_json) : method_not_allowed("GET"));
-  }
-  if (path == "/payments") {
-    return is_post ? create_payment(request, respond) : respond(method_not_allowed("POST"));
-  }
-  constexpr std::string_view kPos = "/pos/";
-  if (path.substr(0, kPos.size()) == kPos && path.size() > kPos.size() + 9 &&
-      path.substr(path.size() - 9) == "/terminal") {
-    std::string_view id = path.substr(kPos.size(), path.size() - kPos.size() - 9);
-    if (!is_post) {
-      return respond(method_not_allowed("POST"));
-    }
-    return submit_terminal(id, request, respond);
-  }
-  if (path == "/stub/trigger" && options_.stub != nullptr) {
-    return is_post ? stub_trigger(request, respond) : respond(method_not_allowed("POST"));
-  }
-  if (path == "/webhooks/acquirer") {
-    return is_post ? acquirer_webhook(request, respond) : respond(method_not_allowed("POST"));
-  }
-  // /payments/{paymentId}/{operation}
-  constexpr std::string_view kPrefix = "/payments/";
-  if (path.substr(0, kPrefix.size()) == kPrefix) {
-    std::string_view rest = path.substr(kPrefix.size());
-    auto slash = rest.find('/');
-    std::string_view id = rest.substr(0, slash);
-    std::string_view op = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    static constexpr std::pair<std::string_view, ppp::OperationKind> kRoutes[] = {
-        {"cancellations", ppp::OperationKind::kCancel},
-        {"settlements", ppp::OperationKind::kSettle},
-        {"refunds", ppp::OperationKind::kRefund}};
-    if (op.rfind("inbound/", 0) == 0 || op.rfind("inbound-request/", 0) == 0) {
-      if (!is_post) {
-        return respond(method_not_allowed("POST"));
-      }
-      if (!ppp::is_valid_identifier(id)) {
+    case kCreatePayment:
+      return create_payment(request, respond);
+    case kCancel:
+    case kSettle:
+    case kRefund: {
+      auto kind = route == kCancel ? ppp::OperationKind::kCancel
+                  : route == kSettle ? ppp::OperationKind::kSettle
+                                     : ppp::OperationKind::kRefund;
+      if (!ppp::is_valid_identifier(params[0])) {
         return respond(ppp_error(400, "invalid-request", "paymentId in the URL is not valid"));
       }
-      return inbound(id, request, respond);
+      return operate(kind, params[0], request, respond);
     }
-    for (const auto& [name, kind] : kRoutes) {
-      if (op == name) {
-        if (!is_post) {
-          return respond(method_not_allowed("POST"));
-        }
-        if (!ppp::is_valid_identifier(id)) {
-          return respond(ppp_error(400, "invalid-request", "paymentId in the URL is not valid"));
-        }
-        return operate(kind, id, request, respond);
+    case kInbound:
+    case kInboundRequest:
+      if (!ppp::is_valid_identifier(params[0])) {
+        return respond(ppp_error(400, "invalid-request", "paymentId in the URL is not valid"));
       }
-    }
+      return inbound(params[0], request, respond);
+    case kPosTerminal:
+      return submit_terminal(params[0], request, respond);
+    case kStubTrigger:
+      return stub_trigger(request, respond);
+    case kAcquirerWebhook:
+      return acquirer_webhook(request, respond);
+    case kFlowToken:
+      return flow_token(request, respond);
+    case kFlowRedirect:
+      return flow_redirect(request, respond);
+    case kFlowCredentials:
+      return flow_credentials(request, respond);
   }
   respond(problem(404, "Not Found", "no such route"));
 }
@@ -214,10 +232,12 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
     return respond(ppp_error(400, "unsupported-payment-method",
                              "paymentMethod is not one this connector declares in its manifest"));
   }
-  if (!parsed->recipients.empty() && offered->second.allows_split != ppp::SplitMode::kOnAuthorize) {
-    return respond(ppp_error(400, "split-not-allowed",
-                             "recipients are accepted on Create Payment only for a method split on authorization; " +
-                                 parsed->payment_method + " is " + std::string(to_string(offered->second.allows_split))));
+  // A marketplace order carries its recipients whatever the provider's split mode: they split
+  // the payment only for a method split on authorization, and are information otherwise.
+  if (!ppp::splits_at(offered->second.allows_split, ppp::SplitStep::kAuthorize)) {
+    parsed->recipients.clear();
+  } else if (auto split = ppp::check_split(parsed->recipients, parsed->value); !split) {
+    return respond(ppp_error(400, to_string(split.error().code), split.error().message));
   }
   service_.create_payment(std::move(*parsed), std::move(request.principal), to_responder(respond));
 }
@@ -287,20 +307,29 @@ void PppHandler::submit_terminal(std::string_view payment_id, http::Request& req
 }
 
 // Only with the in-process stub (development and tests): resolve a pending payment now; the
-// stub then reports it through its signed webhook like any later outcome.
+// stub then reports it through its signed webhook like any later outcome. Only the payment's
+// owner may, as for any other action on it, and the trail records who did.
 void PppHandler::stub_trigger(http::Request& request, const http::Responder& respond) {
   auto doc = JsonValue::parse(request.body);
   std::string id = doc ? doc->string_or("paymentId") : "";
   std::string outcome = doc ? doc->string_or("outcome") : "";
-  if (id.empty() || (outcome != "approve" && outcome != "deny" && outcome != "expire")) {
+  if (!ppp::is_valid_identifier(id) || (outcome != "approve" && outcome != "deny" && outcome != "expire")) {
     return respond(problem(400, "Bad Request", "need paymentId and outcome approve|deny|expire"));
   }
   auto o = outcome == "approve" ? acquirer::TriggerOutcome::kApprove
            : outcome == "deny"  ? acquirer::TriggerOutcome::kDeny
                                 : acquirer::TriggerOutcome::kExpire;
-  bool done = options_.stub->trigger(id, o);
-  respond(done ? http::Response(200, R"({"triggered":true})")
-               : problem(409, "Conflict", "unknown payment or no longer pending"));
+  acquirer::StubAcquirer* stub = options_.stub;
+  service_.act_as_owner(std::move(id), std::move(request.principal), "stub trigger: " + outcome,
+                        [stub, o](const std::string& payment_id) { return stub->trigger(payment_id, o); },
+                        [respond](actors::Reply reply) {
+                          if (reply.outcome == actors::Outcome::kNotFound) {
+                            return respond(problem(404, "Not Found", "no such payment"));
+                          }
+                          respond(reply.outcome == actors::Outcome::kDone
+                                      ? http::Response(200, R"({"triggered":true})")
+                                      : problem(409, "Conflict", "the payment is no longer pending at the stub"));
+                        });
 }
 
 // The PPP inbound route: its content is only a hint; the acquirer's status call decides.
@@ -319,48 +348,39 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
   });
 }
 
-// The configuration flow (notes/ppp.md §3.8). The token and credentials steps are the
-// gateway's, with the credentials configured for the flow; the redirect step is the merchant's
-// browser, public, and its token is the capability.
-void PppHandler::configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond) {
-  const bool gateway_step = step == "token" || step == "credentials";
-  if (gateway_step && !policy_of(request.principal).onboarding) {
-    return respond(ppp_error(403, "forbidden", "the configuration flow needs the credentials configured for it"));
+// The configuration flow: the token and credentials steps are the gateway's, with the
+// credentials configured for the flow; the redirect step is the merchant's browser, public,
+// and its token is the capability (docs/ppp-surface.md).
+void PppHandler::flow_token(http::Request& request, const http::Responder& respond) {
+  auto doc = JsonValue::parse(request.body);
+  if (!doc || doc->string_or("applicationId") != "vtex") {
+    return respond(ppp_error(400, "invalid-request", "applicationId must be \"vtex\" and returnUrl a URL"));
   }
-  if (step == "token") {
-    if (request.method != "POST") {
-      return respond(method_not_allowed("POST"));
-    }
-    auto doc = JsonValue::parse(request.body);
-    if (!doc || doc->string_or("applicationId") != "vtex") {
-      return respond(ppp_error(400, "invalid-request", "applicationId must be \"vtex\" and returnUrl a URL"));
-    }
-    auto token = options_.onboarding->issue_token(doc->string_or("returnUrl"));
-    if (!token) {
-      return respond(ppp_error(token.error().code == ErrorCode::kUnavailable ? 503 : 400, "invalid-request",
-                               token.error().message));
-    }
-    JsonWriter w;
-    w.begin_object().key("applicationId").string("vtex").key("token").string(*token).end_object();
-    return respond(http::Response(200, std::move(w).take()));
+  auto token = options_.onboarding->issue_token(request.principal, doc->string_or("returnUrl"));
+  if (!token) {
+    return respond(ppp_error(token.error().code == ErrorCode::kUnavailable ? 503 : 400, "invalid-request",
+                             token.error().message));
   }
-  if (request.method != "GET") {
-    return respond(gateway_step || step == "redirect" ? method_not_allowed("GET")
-                                                      : problem(404, "Not Found", "no such route"));
+  JsonWriter w;
+  w.begin_object().key("applicationId").string("vtex").key("token").string(*token).end_object();
+  respond(http::Response(200, std::move(w).take()));
+}
+
+void PppHandler::flow_redirect(http::Request& request, const http::Responder& respond) {
+  auto page = options_.onboarding->consent_page(query_parameter(request.query, "token"));
+  if (!page) {
+    return respond(problem(404, "Not Found", "this link is unknown or has expired; start again from the store"));
   }
-  if (step == "redirect") {
-    auto page = options_.onboarding->consent_page(query_parameter(request.query, "token"));
-    if (!page) {
-      return respond(problem(404, "Not Found", "this link is unknown or has expired; start again from the store"));
-    }
-    auto r = http::Response(200, std::move(*page), "text/html; charset=utf-8");
-    r.headers.push_back({"cache-control", "no-store"});
-    r.headers.push_back({"content-security-policy", "default-src 'none'"});
-    return respond(std::move(r));
-  }
-  if (step != "credentials") {
-    return respond(problem(404, "Not Found", "no such route"));
-  }
+  auto r = http::Response(200, std::move(*page), "text/html; charset=utf-8");
+  r.headers.push_back({"cache-control", "no-store"});
+  // Never inside another site's frame: a click on "Accept" must be the merchant's own.
+  r.headers.push_back({"content-security-policy", "default-src 'none'; frame-ancestors 'none'"});
+  r.headers.push_back({"x-frame-options", "DENY"});
+  r.headers.push_back({"x-content-type-options", "nosniff"});
+  respond(std::move(r));
+}
+
+void PppHandler::flow_credentials(http::Request& request, const http::Responder& respond) {
   options_.onboarding->exchange(std::string(query_parameter(request.query, "authorizationCode")),
                                 [respond](Result<IssuedCredentials> issued) {
                                   if (!issued) {

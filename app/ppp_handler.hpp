@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/http/routes.hpp"
 #include "idempay/http/server.hpp"
 #include "idempay/http/url.hpp"
 #include "manifest.hpp"
@@ -42,6 +43,8 @@ class PppHandler final : public http::Handler {
 public:
   PppHandler(actors::PaymentService& service, PppHandlerOptions options);
   void handle(http::Request request, http::Responder respond) override;
+  /// True for a path one of its routes has (for the server's 404 before authentication).
+  bool knows(std::string_view path) const;
 
 private:
   void create_payment(http::Request& request, const http::Responder& respond);
@@ -51,11 +54,14 @@ private:
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);
+  void flow_token(http::Request& request, const http::Responder& respond);
+  void flow_redirect(http::Request& request, const http::Responder& respond);
+  void flow_credentials(http::Request& request, const http::Responder& respond);
   MerchantPolicy policy_of(const std::string& merchant) const;
-  void configuration_flow(std::string_view step, http::Request& request, const http::Responder& respond);
 
   actors::PaymentService& service_;
   PppHandlerOptions options_;
+  http::RouteTable routes_;
 };
 
 }  // namespace idempay::app

@@ -165,6 +165,9 @@ void reload_merchants(const std::string& path, const std::string& onboarded, htt
     spdlog::error("{} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
     return;
   }
+  for (const auto& warning : reloaded->warnings) {
+    spdlog::warn("{}: {}", path, warning);
+  }
   size_t count = reloaded->credentials->size();
   server.set_credentials(reloaded->credentials);
   server.set_bearer_credentials(reloaded->operator_credentials);
@@ -177,6 +180,7 @@ Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
   if (!at) {
     return tl::unexpected(at.error());
   }
+  at->memtable_bytes = static_cast<size_t>(config.rocksdb_memtable_mb) << 20;
   spdlog::info("store: {}", describe(*at));
   return open_store_at(*at, false, !config.no_migrate);
 }
@@ -332,6 +336,12 @@ int run_serve(const ServeConfig& given) {
     spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
     return 2;
   }
+  auto proxies = http::NetworkList::parse(config.trusted_proxies);
+  if (!proxies) {
+    spdlog::error("--trusted-proxies: {}", proxies.error().message);
+    return 2;
+  }
+  server_options.trusted_proxies = std::move(*proxies);
   if (auto dir = ensure_private_directory(config.data_dir); !dir) {
     spdlog::error("{}", dir.error().message);
     return 1;
@@ -342,6 +352,9 @@ int run_serve(const ServeConfig& given) {
   if (!merchants) {
     spdlog::error("{}", merchants.error().message);
     return 2;
+  }
+  for (const auto& warning : merchants->warnings) {
+    spdlog::warn("{}: {}", *path, warning);
   }
   auto store = open_store(config);
   if (!store) {
@@ -447,6 +460,7 @@ int run_serve(const ServeConfig& given) {
   flow.issued_path = onboarded;
   flow.return_urls = http::DestinationRules{*return_hosts, config.callback_allow_private};
   flow.activate = [&] { reload_merchants(*path, onboarded, *server, *directory); };
+  flow.max_merchants = static_cast<size_t>(config.onboarding_max_merchants);
   auto onboarding = std::make_unique<Onboarding>(std::move(flow));
   handler_options.onboarding = onboarding.get();
   PppHandler ppp_handler(*service, std::move(handler_options));
@@ -455,6 +469,7 @@ int run_serve(const ServeConfig& given) {
   admin_options.idempotency.retention = std::chrono::seconds(config.idempotency_retention_s);
   admin_options.idempotency.keyspace = domain::Space::kIdempotency;
   admin_options.legacy_owner = legacy_owner;
+  admin_options.cursor_key = [&service] { return service->derive_key("operator API search cursors"); };
   auto operator_api = std::make_shared<admin::OperatorApi>(*service, **store, std::move(admin_options));
   Routes handler(ppp_handler, *operator_api);
   set_server_limits(config, server_options);
@@ -463,6 +478,9 @@ int run_serve(const ServeConfig& given) {
   for (auto& page : admin::OperatorApi::public_paths()) {
     server_options.public_paths.push_back(std::move(page));
   }
+  server_options.known_path = [&ppp_handler, &operator_api](std::string_view route) {
+    return ppp_handler.knows(route) || operator_api->knows(route);
+  };
   server_options.credentials = credentials;
   server_options.bearer_prefix = std::string(admin::kApiPrefix);
   server_options.bearer_credentials = operator_credentials;

@@ -32,6 +32,7 @@ Result<std::unique_ptr<storage::Store>> open_store_at(const StoreLocation& at, b
     return storage::open_postgres_store(options, domain::keyspace_names());
   }
   storage::RocksOptions options{at.where, true, read_only};
+  options.memtable_bytes = at.memtable_bytes;
   options.read_only_existing_keys = domain::keyspaces_read_only_for_existing_keys();
   return storage::open_rocks_store(options, domain::keyspace_names());
 }

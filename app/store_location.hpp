@@ -14,6 +14,7 @@ namespace idempay::app {
 struct StoreLocation {
   enum class Kind { kRocks, kPostgres } kind = Kind::kRocks;
   std::string where;  ///< the RocksDB directory, or the libpq URI (may hold a password: never log it)
+  size_t memtable_bytes = 16u << 20;  ///< RocksDB: storage::RocksOptions::memtable_bytes
 };
 
 /// kInvalidArgument for a URI of another kind.

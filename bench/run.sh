@@ -5,7 +5,7 @@
 # IDEMPAY_BENCH_BINARY=path skips the build and uses that binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh test
 binary=${IDEMPAY_BENCH_BINARY:-}
 if [ -z "$binary" ]; then
   cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEMPAY_BUILD_TESTS=OFF >/dev/null

@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
-# Installs what idempay needs to build, test and benchmark, from Debian's archive only.
+# Installs what idempay needs, from Debian's archive only, for one purpose:
+#   scripts/install-deps.sh build   to build and run the connector (scripts/run.sh)
+#   scripts/install-deps.sh test    that, and the test and benchmark tools (scripts/test.sh,
+#                                   bench/run.sh, .ci/run): PostgreSQL, nginx, haproxy, wrk,
+#                                   spin, clang for the fuzzers, Chromium for the console test
+# --print lists the profile's packages instead of installing them.
 set -euo pipefail
-packages=(
-  cmake ninja-build g++ pkg-config libpq-dev postgresql postgresql-client
+profile=${1:-test}
+build=(
+  cmake ninja-build g++ pkg-config libpq-dev
   libcaf-dev librocksdb-dev libsimdjson-dev libboost-dev libssl-dev libexpected-dev
-  prometheus-cpp-dev prometheus libcli11-dev libspdlog-dev libgtest-dev libgmock-dev libqrencode-dev libpng-dev libbenchmark-dev libjemalloc-dev gnuplot-nox
-  python3 python3-pytest python3-jsonschema
-  wrk nginx-light haproxy procps zbar-tools rocksdb-tools openssl spin clang libclang-rt-14-dev
+  prometheus-cpp-dev libcli11-dev libspdlog-dev libqrencode-dev libpng-dev libjemalloc-dev
+  curl python3 openssl
+)
+test=(
+  postgresql postgresql-client libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox prometheus
+  python3-pytest python3-jsonschema
+  wrk nginx-light haproxy procps zbar-tools rocksdb-tools spin clang libclang-rt-14-dev
   chromium chromium-driver python3-selenium fonts-dejavu-core
 )
+case "$profile" in
+  build) packages=("${build[@]}") ;;
+  test) packages=("${build[@]}" "${test[@]}") ;;
+  *) echo "usage: $0 build|test [--print]" >&2; exit 2 ;;
+esac
+if [[ "${2:-}" == "--print" ]]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

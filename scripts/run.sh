@@ -4,7 +4,7 @@
 # Extra arguments go to `idempay serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEMPAY_BUILD_TESTS=OFF >/dev/null
+scripts/install-deps.sh build
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEMPAY_BUILD_TESTS=OFF -DIDEMPAY_BUILD_BENCH=OFF >/dev/null
 cmake --build build --target idempay
 exec build/idempay serve "$@"

@@ -4,7 +4,7 @@
 # binary on loopback) through ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh test
 build_dir=${IDEMPAY_TEST_BUILD_DIR:-build-asan}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DIDEMPAY_SANITIZE=address,undefined >/dev/null

@@ -33,6 +33,7 @@ using notified_atom = caf::atom_constant<caf::atom("notified")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+using owner_atom = caf::atom_constant<caf::atom("owner")>;
 
 class Directory;
 
@@ -105,6 +106,15 @@ struct RefreshCommand {
   ReplySink sink;
 };
 
+/// An action on the payment's acquirer side that only its owner may ask for.
+struct OwnerActionCommand {
+  std::string payment_id;
+  std::string merchant;
+  std::string what;  ///< for the audit trail
+  std::function<bool(const std::string& payment_id)> act;
+  ReplySink sink;
+};
+
 /// A step to run inside the actor, posted back by a storage or acquirer callback.
 struct Continuation {
   std::function<void()> run;
@@ -171,3 +181,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::TerminalCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RecoverCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::NotifiedCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OwnerActionCommand)

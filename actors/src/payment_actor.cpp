@@ -35,6 +35,10 @@ caf::behavior PaymentActor::behavior() {
         me->on_routed();
         me->on_refresh(std::move(cmd));
       },
+      [me](owner_atom, OwnerActionCommand& cmd) {
+        me->on_routed();
+        me->on_owner_action(std::move(cmd));
+      },
       [me](recover_atom, RecoverCommand& cmd) {
         me->on_routed();
         me->on_recover(std::move(cmd));

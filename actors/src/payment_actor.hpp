@@ -219,6 +219,7 @@ private:
   void on_refresh(RefreshCommand cmd);
   void on_recover(RecoverCommand cmd);
   void on_notified(NotifiedCommand cmd);
+  void on_owner_action(OwnerActionCommand cmd);
 
   // Background reconciliation of an unknown outcome: status calls with backoff until the
   // record is marked orphaned.

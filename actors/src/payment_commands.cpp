@@ -128,6 +128,7 @@ void PaymentActor::on_operate(OperateCommand cmd) {
   if (wait_for_load(&PaymentActor::on_operate, cmd)) {
     return;
   }
+  drop_unsplit_recipients(payment_, cmd.request, ctx_.core);
   const auto& req = cmd.request;
   std::string fingerprint = ppp::operation_fingerprint(ctx_.core.fingerprint_key, req);
   if (auto now = answer_operation_now(payment_, OperationArrival{req, cmd.merchant, fingerprint}, ctx_.core)) {
@@ -318,6 +319,19 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
   if (!busy_) {
     finish();
   }
+}
+
+void PaymentActor::on_owner_action(OwnerActionCommand cmd) {
+  if (wait_for_load(&PaymentActor::on_owner_action, cmd)) {
+    return;
+  }
+  Decision d = owner_action(payment_, cmd.merchant, cmd.what, ctx_.core);
+  if (!d.answer) {
+    bool acted = cmd.act(id());
+    d.answer = acted ? Reply{Outcome::kDone, "{}"}
+                     : error_reply(Outcome::kConflict, "not-acted", "the acquirer did not act on the payment");
+  }
+  answer_now(std::move(d), cmd.sink);
 }
 
 void PaymentActor::on_notified(NotifiedCommand cmd) {

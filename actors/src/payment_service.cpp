@@ -198,6 +198,22 @@ void PaymentService::refresh(std::string payment_id, std::string merchant, Reply
   route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
 }
 
+std::string PaymentService::derive_key(std::string_view purpose) const {
+  const std::string& secret = impl_->context.core.fingerprint_key;
+  if (secret.empty()) {
+    return {};
+  }
+  auto key = crypto::hmac_sha256(secret, "idempay derived key: " + std::string(purpose));
+  return std::string(key.begin(), key.end());
+}
+
+void PaymentService::act_as_owner(std::string payment_id, std::string merchant, std::string what,
+                                  std::function<bool(const std::string&)> act, ReplyFn reply) {
+  OwnerActionCommand cmd{std::move(payment_id), std::move(merchant), std::move(what), std::move(act),
+                         ReplySink(std::move(reply))};
+  route(impl_->live(), cmd.payment_id, owner_atom::value, std::move(cmd));
+}
+
 void PaymentService::replay_delivery(std::string delivery_id, std::function<bool(const domain::OutboxEntry&)> visible,
                                      ReplyFn reply) {
   if (impl_->live() == nullptr) {

@@ -86,6 +86,49 @@ http::Response store_unavailable() {
   return r;
 }
 
+// One spelling per number: 1, 1.0, 1.00, 10e-1 and 0.1e1 are all "1" (the same value is the
+// same request). Digits with no leading or trailing zeros times a power of ten, written
+// plainly while that is short, else as <digits>e<exponent>.
+std::string canonical_number(std::string_view text) {
+  bool negative = !text.empty() && text.front() == '-';
+  text.remove_prefix(negative ? 1 : 0);
+  auto e = text.find_first_of("eE");
+  std::string_view mantissa = text.substr(0, e);
+  // A JSON number (JsonValue checked it); an exponent beyond a billion is clamped, which keeps
+  // the arithmetic below from overflowing and says the same of numbers no amount can be.
+  long exponent = e == std::string_view::npos ? 0 : std::strtol(std::string(text.substr(e + 1)).c_str(), nullptr, 10);
+  exponent = std::clamp(exponent, -1'000'000'000L, 1'000'000'000L);
+  std::string digits;
+  for (size_t i = 0; i < mantissa.size(); ++i) {
+    if (mantissa[i] == '.') {
+      exponent -= static_cast<long>(mantissa.size() - i - 1);
+    } else {
+      digits.push_back(mantissa[i]);
+    }
+  }
+  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
+  if (digits.empty()) {
+    return "0";
+  }
+  while (digits.back() == '0') {
+    digits.pop_back();
+    ++exponent;
+  }
+  std::string out = negative ? "-" : "";
+  long length = static_cast<long>(digits.size());
+  if (exponent >= 0 && exponent <= 20) {
+    out += digits + std::string(static_cast<size_t>(exponent), '0');
+  } else if (exponent < 0 && -exponent < length) {
+    out += digits.substr(0, static_cast<size_t>(length + exponent)) + "." +
+           digits.substr(static_cast<size_t>(length + exponent));
+  } else if (exponent < 0 && -exponent - length <= 20) {
+    out += "0." + std::string(static_cast<size_t>(-exponent - length), '0') + digits;
+  } else {
+    out += digits + "e" + std::to_string(exponent);
+  }
+  return out;
+}
+
 void write_canonical(const JsonValue& v, JsonWriter& w) {
   switch (v.type()) {
     case JsonValue::Type::kObject: {
@@ -113,7 +156,7 @@ void write_canonical(const JsonValue& v, JsonWriter& w) {
       w.string(v.text());
       break;
     case JsonValue::Type::kNumber:
-      w.raw_number(v.text());
+      w.raw_number(canonical_number(v.text()));
       break;
     case JsonValue::Type::kBool:
       w.boolean(v.boolean());

@@ -83,40 +83,88 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-// The key a cursor names (hex, as payments_page_json writes it); false if it is not hex.
-bool cursor_key(std::string_view hex, std::string& key) {
-  if (hex.size() % 2 != 0) {
-    return false;
-  }
-  for (size_t i = 0; i < hex.size(); i += 2) {
+// A search page's cursor: the position its scan stopped at, sealed (AES-GCM under a key the
+// instances share). The scan may stop on a payment this operator does not see: the cursor
+// must resume after it without telling which it was, and a cursor the operator made up
+// (another merchant's id, to walk past) is refused.
+std::string seal_cursor(const std::string& key, const std::string& position) {
+  std::string sealed = crypto::seal(key, position);
+  return crypto::to_hex(reinterpret_cast<const uint8_t*>(sealed.data()), sealed.size());
+}
+
+std::optional<std::string> open_cursor(const std::string& key, std::string_view hex) {
+  std::string sealed;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
     int hi = hex_value(hex[i]);
     int lo = hex_value(hex[i + 1]);
     if (hi < 0 || lo < 0) {
-      return false;
+      return std::nullopt;
     }
-    key.push_back(static_cast<char>(hi * 16 + lo));
+    sealed.push_back(static_cast<char>(hi * 16 + lo));
   }
-  return true;
+  return hex.size() % 2 == 0 ? crypto::unseal(key, sealed) : std::nullopt;
 }
 
-// One path segment as an id: non-empty, printable, no '/'.
+// One path segment as an id (decoded by the route table): printable, at most 255 bytes.
 bool valid_id(std::string_view id) {
   return !id.empty() && id.size() <= 255 &&
-         std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '/'; });
+         std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
 http::Response forbidden(std::string_view why) { return problem(403, "Forbidden", why); }
 http::Response not_found(std::string_view what) { return problem(404, "Not Found", what); }
 http::Response bad_request(std::string_view why) { return problem(400, "Bad Request", why); }
 
-std::vector<std::string_view> split_path(std::string_view rest) {
-  std::vector<std::string_view> parts;
-  while (!rest.empty()) {
-    auto slash = rest.find('/');
-    parts.push_back(rest.substr(0, slash));
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-  }
-  return parts;
+// The console's files and the API's routes.
+enum AdminRoute : int {
+  kConsolePage, kConsoleScript, kConsoleStyle, kMe, kSearch, kDetail, kRefunds, kSettlements, kCancellations,
+  kReconcile, kReplay,
+};
+
+std::vector<http::Route> admin_routes() {
+  return {
+      {"GET", "/admin", kConsolePage},
+      {"GET", "/admin/console.js", kConsoleScript},
+      {"GET", "/admin/console.css", kConsoleStyle},
+      {"GET", "/admin/v1/me", kMe},
+      {"GET", "/admin/v1/payments", kSearch},
+      {"GET", "/admin/v1/payments/{}", kDetail},
+      {"POST", "/admin/v1/payments/{}/refunds", kRefunds},
+      {"POST", "/admin/v1/payments/{}/settlements", kSettlements},
+      {"POST", "/admin/v1/payments/{}/cancellations", kCancellations},
+      {"POST", "/admin/v1/payments/{}/reconcile", kReconcile},
+      {"POST", "/admin/v1/deliveries/{}/replay", kReplay},
+  };
+}
+
+// Every answer of the API: never cached by a browser or proxy (it names payments and carries
+// operators' actions), never sniffed as anything but what it says it is.
+void add_api_headers(http::Response& r) {
+  r.headers.push_back({"cache-control", "no-store"});
+  r.headers.push_back({"x-content-type-options", "nosniff"});
+}
+
+http::Responder with_api_headers(http::Responder respond) {
+  static const auto dropped = [] {
+    auto r = problem(503, "Service Unavailable", "request was dropped; retry");
+    add_api_headers(r);
+    return std::make_shared<const http::Response>(std::move(r));
+  }();
+  return http::Responder(
+      [respond](http::Response r) {
+        add_api_headers(r);
+        respond(std::move(r));
+      },
+      dropped);
+}
+
+// Free text an operator gives (a reason): printable, so that it can never forge a line of the
+// audit trail or drive a terminal that prints it. Tabs and non-ASCII (UTF-8) text are fine.
+bool printable_text(std::string_view text) {
+  return std::none_of(text.begin(), text.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
 }
 
 // A manual operation's body: {"value": 12.34, "reason": "..."} (no value for cancellations).
@@ -136,8 +184,13 @@ Result<ManualRequest> parse_manual(std::string_view body, bool needs_value) {
       if (value.type() != JsonValue::Type::kString || value.text().empty() || value.text().size() > kMaxReasonBytes) {
         return make_error(ErrorCode::kInvalidArgument, "reason must be a string of 1 to 500 bytes");
       }
+      if (!printable_text(value.text())) {
+        return make_error(ErrorCode::kInvalidArgument, "reason must not hold control characters");
+      }
       out.reason = value.text();
     } else if (name == "value" && needs_value) {
+      // The number's text as written, by the PPP's own rules: 1.999999999999999999999 is
+      // refused (more than two decimals), never rounded.
       auto cents = value.type() == JsonValue::Type::kNumber ? parse_decimal_amount(value.text())
                                                              : Result<Cents>(tl::unexpected(Error{}));
       if (!cents || *cents <= 0) {
@@ -163,6 +216,7 @@ struct OperatorApi::Call {
   http::Request request;
   http::Responder respond;
   OperatorScope scope;
+  http::RouteMatch route;  // what the router matched: the Idempotency-Key's scope
   std::string record_key;  // its Idempotency-Key's record, once guarded
 };
 
@@ -172,23 +226,22 @@ OperatorApi::OperatorApi(actors::PaymentService& service, storage::Store& store,
       options_(std::move(options)),
       guard_(store, options_.idempotency),
       fingerprint_guard_(store, IdempotencyOptions{options_.fingerprint_window, options_.idempotency.lease,
-                                                   options_.idempotency.keyspace, "admin-fingerprint/"}) {}
+                                                   options_.idempotency.keyspace, "admin-fingerprint/"}),
+      routes_(admin_routes()) {}
+
+bool OperatorApi::knows(std::string_view path) const { return routes_.knows(path); }
 
 std::vector<std::string> OperatorApi::public_paths() {
   return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css"};
 }
 
 void OperatorApi::handle(http::Request request, http::Responder respond) {
-  std::string_view path = request.path;
-  if (path.substr(0, kApiPrefix.size()) != kApiPrefix) {
-    auto file = console_file(path);
-    if (!file) {
-      return respond(not_found("no such page"));
-    }
-    if (request.method != "GET") {
-      return respond(problem(405, "Method Not Allowed", "the console's files are read with GET"));
-    }
-    http::Response r(200, std::string(file->body), std::string(file->content_type));
+  auto found = routes_.find(request.method, request.path);
+  bool console = found.match && (found.match->id == kConsolePage || found.match->id == kConsoleScript ||
+                                 found.match->id == kConsoleStyle);
+  if (console) {
+    auto file = console_file(found.match->canonical());
+    http::Response r(200, std::string(file ? file->body : ""), std::string(file ? file->content_type : "text/plain"));
     // Nothing from elsewhere: no CDN, no inline script, no framing.
     r.headers.push_back({"content-security-policy",
                          "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -197,60 +250,52 @@ void OperatorApi::handle(http::Request request, http::Responder respond) {
     r.headers.push_back({"cache-control", "no-store"});
     return respond(std::move(r));
   }
+  respond = with_api_headers(std::move(respond));
+  if (!found.match) {
+    if (found.allow.empty()) {
+      return respond(not_found("no such operator route"));
+    }
+    auto r = problem(405, "Method Not Allowed", found.allow + " only");
+    r.headers.push_back({"allow", found.allow});
+    return respond(std::move(r));
+  }
   // Only bearer tokens reach here (the transport sees to it); the operator must still be listed.
   auto scope = request.bearer && options_.operators ? options_.operators(request.principal) : std::nullopt;
   if (!scope) {
     return respond(problem(401, "Unauthorized", "missing or invalid bearer token"));
   }
-  auto call = std::make_shared<Call>(Call{std::move(request), std::move(respond), std::move(*scope), {}});
+  auto call = std::make_shared<Call>(Call{std::move(request), std::move(respond), std::move(*scope),
+                                          std::move(*found.match), {}});
   route(call);
 }
 
 void OperatorApi::route(const std::shared_ptr<Call>& call) {
-  const auto& req = call->request;
-  auto parts = split_path(std::string_view(req.path).substr(kApiPrefix.size()));
-  bool get = req.method == "GET";
-  bool post = req.method == "POST";
   auto& respond = call->respond;
-  if (parts.size() == 1 && parts[0] == "me") {
-    return respond(get ? http::Response(200, operator_json(req.principal, call->scope))
-                       : problem(405, "Method Not Allowed", "GET only"));
+  const auto& params = call->route.params;
+  if (!params.empty() && !valid_id(params[0])) {
+    return respond(not_found("no such payment or delivery"));
   }
-  if (parts.size() == 1 && parts[0] == "payments") {
-    return get ? search(call) : respond(problem(405, "Method Not Allowed", "GET only"));
+  bool acts = call->route.id != kMe && call->route.id != kSearch && call->route.id != kDetail;
+  if (acts && !call->scope.can_act) {
+    return respond(forbidden("this operator's role is \"read\": it cannot act"));
   }
-  if (parts.size() >= 2 && parts[0] == "payments" && valid_id(parts[1])) {
-    std::string id(parts[1]);
-    if (parts.size() == 2) {
-      return get ? detail(call, std::move(id)) : respond(problem(405, "Method Not Allowed", "GET only"));
-    }
-    if (parts.size() == 3 && !post) {
-      return respond(problem(405, "Method Not Allowed", "POST only"));
-    }
-    if (parts.size() == 3 && !call->scope.can_act) {
-      return respond(forbidden("this operator's role is \"read\": it cannot act"));
-    }
-    if (parts.size() == 3 && parts[2] == "refunds") {
-      return operate(call, std::move(id), ppp::OperationKind::kRefund);
-    }
-    if (parts.size() == 3 && parts[2] == "settlements") {
-      return operate(call, std::move(id), ppp::OperationKind::kSettle);
-    }
-    if (parts.size() == 3 && parts[2] == "cancellations") {
-      return operate(call, std::move(id), ppp::OperationKind::kCancel);
-    }
-    if (parts.size() == 3 && parts[2] == "reconcile") {
-      return reconcile(call, std::move(id));
-    }
-  }
-  if (parts.size() == 3 && parts[0] == "deliveries" && valid_id(parts[1]) && parts[2] == "replay") {
-    if (!post) {
-      return respond(problem(405, "Method Not Allowed", "POST only"));
-    }
-    if (!call->scope.can_act) {
-      return respond(forbidden("this operator's role is \"read\": it cannot act"));
-    }
-    return replay(call, std::string(parts[1]));
+  switch (call->route.id) {
+    case kMe:
+      return respond(http::Response(200, operator_json(call->request.principal, call->scope)));
+    case kSearch:
+      return search(call);
+    case kDetail:
+      return detail(call, params[0]);
+    case kRefunds:
+      return operate(call, params[0], ppp::OperationKind::kRefund);
+    case kSettlements:
+      return operate(call, params[0], ppp::OperationKind::kSettle);
+    case kCancellations:
+      return operate(call, params[0], ppp::OperationKind::kCancel);
+    case kReconcile:
+      return reconcile(call, params[0]);
+    case kReplay:
+      return replay(call, params[0]);
   }
   respond(not_found("no such operator route"));
 }
@@ -263,17 +308,18 @@ std::string OperatorApi::owner_of(const std::string& stored_owner) const {
 // a route in fingerprint mode keys the request by its operator, route and body instead.
 void OperatorApi::guarded(const std::shared_ptr<Call>& call, bool fingerprint_mode, IdempotencyGuard::Route run) {
   const auto& req = call->request;
+  // One key, in one header: two would leave it to chance which one a replay is found under.
+  size_t keys = std::count_if(req.headers.begin(), req.headers.end(), [](const http::Header& h) {
+    return h.name == "idempotency-key" || h.name == "x-idempotency-key";
+  });
+  if (keys > 1) {
+    return call->respond(bad_request("give one Idempotency-Key header (or X-Idempotency-Key), once"));
+  }
+  bool has_key = keys == 1;
   std::string_view key = req.header("idempotency-key");
-  std::string_view x_key = req.header("x-idempotency-key");
-  if (!key.empty() && !x_key.empty() && key != x_key) {
-    return call->respond(bad_request("Idempotency-Key and X-Idempotency-Key differ"));
-  }
   if (key.empty()) {
-    key = x_key;
+    key = req.header("x-idempotency-key");
   }
-  bool has_key = req.headers.end() != std::find_if(req.headers.begin(), req.headers.end(), [](const http::Header& h) {
-                   return h.name == "idempotency-key" || h.name == "x-idempotency-key";
-                 });
   if (has_key && !valid_idempotency_key(key)) {
     return call->respond(bad_request("Idempotency-Key must be 1 to 255 printable ASCII characters"));
   }
@@ -287,7 +333,10 @@ void OperatorApi::guarded(const std::shared_ptr<Call>& call, bool fingerprint_mo
   }
   IdempotencyGuard& guard = has_key ? guard_ : fingerprint_guard_;
   std::string scoped = has_key ? std::string(key) : "fingerprint:" + fingerprint;
-  call->record_key = idempotency_record_key(guard.options().prefix, req.principal, req.method, req.path, scoped);
+  // Scoped by the route the router matched ("/admin/v1/payments/P/refunds"), never by the path
+  // as spelled: "/refunds/" and "/refunds" are one route, and one key must be one refund.
+  call->record_key = idempotency_record_key(guard.options().prefix, req.principal, req.method,
+                                            call->route.canonical(), scoped);
   guard.run(call->record_key, std::move(fingerprint), std::move(run), call->respond);
 }
 
@@ -324,19 +373,29 @@ void OperatorApi::search(const std::shared_ptr<Call>& call) {
   if (merchant && !call->scope.sees(*merchant)) {
     return call->respond(forbidden("this operator does not see that merchant"));
   }
+  std::string cursor_key = options_.cursor_key ? options_.cursor_key() : std::string();
+  if (cursor_key.empty()) {
+    return call->respond(problem(503, "Service Unavailable", "starting; retry"));
+  }
   std::string after;
-  if (cursor && !cursor_key(*cursor, after)) {
-    return call->respond(bad_request("cursor is not one this API gave"));
+  if (cursor) {
+    auto position = open_cursor(cursor_key, *cursor);
+    if (!position) {
+      return call->respond(bad_request("cursor is not one this API gave"));
+    }
+    after = std::move(*position);
   }
   SearchFilter filter{merchant.value_or(""), state.value_or(""), limit, kScanBudget};
-  store_.read_async([this, self = shared_from_this(), call, filter, after](storage::Store& store) {
+  store_.read_async([this, self = shared_from_this(), call, filter, after, cursor_key](storage::Store& store) {
     auto page = search_payments(store, filter, after, [this, call](const std::string& owner) {
       return call->scope.sees(owner_of(owner));
     });
     if (!page) {
       return call->respond(problem(503, "Service Unavailable", "the store cannot be read; retry"));
     }
-    call->respond(http::Response(200, payments_page_json(*page, [this](const std::string& o) { return owner_of(o); })));
+    std::string next = page->next_after.empty() ? std::string() : seal_cursor(cursor_key, page->next_after);
+    call->respond(http::Response(
+        200, payments_page_json(*page, [this](const std::string& o) { return owner_of(o); }, next)));
   });
 }
 

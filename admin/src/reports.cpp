@@ -2,7 +2,6 @@
 
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/records.hpp"
-#include "idempay/protocol/crypto.hpp"
 #include "idempay/protocol/json_writer.hpp"
 #include "idempay/protocol/money.hpp"
 
@@ -55,7 +54,8 @@ Result<PaymentsPage> search_payments(storage::Store& store, const SearchFilter& 
   return page;
 }
 
-std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of) {
+std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of,
+                               const std::string& next_cursor) {
   JsonWriter w;
   w.begin_object().key("payments").begin_array();
   for (const auto& p : page.payments) {
@@ -65,10 +65,10 @@ std::string payments_page_json(const PaymentsPage& page, const std::function<std
     w.key("createdAt").number(p.created_at).key("updatedAt").number(p.updated_at).end_object();
   }
   w.end_array().key("nextCursor");
-  if (page.next_after.empty()) {
+  if (next_cursor.empty()) {
     w.null();
   } else {
-    w.string(crypto::to_hex(reinterpret_cast<const uint8_t*>(page.next_after.data()), page.next_after.size()));
+    w.string(next_cursor);
   }
   w.end_object();
   return std::move(w).take();

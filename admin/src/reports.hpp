@@ -41,7 +41,9 @@ struct PaymentsPage {
 Result<PaymentsPage> search_payments(storage::Store& store, const SearchFilter& filter, const std::string& after,
                                      const std::function<bool(const std::string& owner)>& visible);
 
-std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of);
+/// A search page, `next_cursor` as its nextCursor (empty: null, the end).
+std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of,
+                               const std::string& next_cursor);
 std::string payment_report_json(const domain::PaymentReport& report);
 std::string operator_json(const std::string& name, const OperatorScope& scope);
 

@@ -595,21 +595,11 @@ std::optional<Decision> answer_operation_now(const Payment& p, const OperationAr
 
 namespace {
 
-// Split data comes with the settlement only for a method split on capture; a refund may say
-// how it splits for any method that splits at all.
-Status check_split(const ppp::OperationRequest& req, ppp::SplitMode mode) {
-  if (req.recipients.empty()) {
-    return {};
-  }
-  bool allowed = req.kind == ppp::OperationKind::kSettle  ? mode == ppp::SplitMode::kOnCapture
-                 : req.kind == ppp::OperationKind::kRefund ? mode != ppp::SplitMode::kDisabled
-                                                           : false;
-  if (!allowed) {
-    return make_error(ErrorCode::kInvalidArgument, "recipients are not accepted on this " +
-                                                       std::string(ppp::to_string(req.kind)) + ": the method's split is " +
-                                                       std::string(ppp::to_string(mode)));
-  }
-  return {};
+// Whether the method splits at this operation (ppp::splits_at): a cancellation never does.
+bool applies_split(const PaymentRecord& r, ppp::OperationKind kind, const CoreConfig& config) {
+  ppp::SplitMode mode = config.terms(r.payment_method).allows_split;
+  return (kind == ppp::OperationKind::kSettle && ppp::splits_at(mode, ppp::SplitStep::kCapture)) ||
+         (kind == ppp::OperationKind::kRefund && ppp::splits_at(mode, ppp::SplitStep::kRefund));
 }
 
 Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreConfig& config) {
@@ -617,8 +607,10 @@ Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreCo
     return make_error(ErrorCode::kNotFound, "unknown payment " + p.id);
   }
   const PaymentRecord& r = *p.record;
-  if (auto s = check_split(req, config.terms(r.payment_method).allows_split); !s) {
-    return s;
+  if (applies_split(r, req.kind, config)) {
+    if (auto s = ppp::check_split(req.recipients, req.value); !s) {
+      return s;
+    }
   }
   switch (req.kind) {
     case ppp::OperationKind::kCancel:
@@ -638,6 +630,12 @@ Decision call_operation(PendingOperation op) {
 }
 
 }  // namespace
+
+void drop_unsplit_recipients(const Payment& p, ppp::OperationRequest& req, const CoreConfig& config) {
+  if (p.record && !applies_split(*p.record, req.kind, config)) {
+    req.recipients.clear();
+  }
+}
 
 namespace {
 
@@ -775,7 +773,9 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   op.fingerprint = a.fingerprint;
   op.acquirer_key = operation_key(p.id, req.request_id);
   op.amount = req.kind == ppp::OperationKind::kCancel ? p.record->amounts.authorized : req.value;
-  op.recipients = req.recipients;
+  if (applies_split(*p.record, req.kind, config)) {
+    op.recipients = req.recipients;  // a split the acquirer applies; anything else was information
+  }
   op.updated_at = now;
   std::string key = operation_key(p.id, req.request_id);
   Decision d = call_operation(PendingOperation{req, op, key, 0});
@@ -957,6 +957,20 @@ std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& 
                         unknown_payment(p.id));
   }
   return std::nullopt;
+}
+
+Decision owner_action(const Payment& p, const std::string& merchant, std::string_view what, const CoreConfig& config) {
+  if (!p.record) {
+    return answer(unknown_payment(p.id));
+  }
+  if (owner_of(*p.record, config) != merchant) {
+    return noted_answer(by(merchant, entry("access_refused", p.id, {}, {}, {},
+                                           std::string(what) + " for another merchant's payment")),
+                        unknown_payment(p.id));
+  }
+  Decision d;
+  d.noted.push_back(by(merchant, entry("acquirer_action_requested", p.id, {}, {}, {}, std::string(what))));
+  return d;
 }
 
 Decision start_refresh(const Payment& p) {

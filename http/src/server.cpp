@@ -14,6 +14,7 @@
 #include <utility>
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -24,6 +25,7 @@
 #include <sys/resource.h>
 
 #include "auth_throttle.hpp"
+#include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/protocol/json_writer.hpp"
 
@@ -240,25 +242,40 @@ struct Server::Impl {
     return from_test_suite ? current->authenticate({}, {}, true) : std::string();
   }
 
-  // Admits a new connection from `source` unless a cap is reached.
+  // Admits a new connection unless a cap is reached, counting it against `source`'s own cap
+  // unless `source` is empty (a trusted proxy's connection: counted under the client's address
+  // once its PROXY header names it, by admit_source).
   bool admit(const std::string& source) {
     std::lock_guard lock(mutex);
+    if (open_connections >= options.max_connections || (!source.empty() && !count_source(source))) {
+      return false;
+    }
+    ++open_connections;
+    return true;
+  }
+
+  bool admit_source(const std::string& source) {
+    std::lock_guard lock(mutex);
+    return count_source(source);
+  }
+
+  // With `mutex` held.
+  bool count_source(const std::string& source) {
     size_t& from_source = per_source[source];
-    if (open_connections >= options.max_connections || from_source >= options.max_connections_per_source) {
+    if (from_source >= options.max_connections_per_source) {
       if (from_source == 0) {
         per_source.erase(source);
       }
       return false;
     }
-    ++open_connections;
     ++from_source;
     return true;
   }
 
-  void release(const std::string& source) {
+  void release(const std::string& counted_source) {
     std::lock_guard lock(mutex);
     --open_connections;
-    auto it = per_source.find(source);
+    auto it = counted_source.empty() ? per_source.end() : per_source.find(counted_source);
     if (it != per_source.end() && --it->second == 0) {
       per_source.erase(it);
     }
@@ -318,37 +335,95 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   static constexpr size_t kReadSize = 4096;
 
 public:
-  Session(tcp::socket socket, Server::Impl& server, std::string source)
-      : stream_(std::move(socket)), server_(server), source_(std::move(source)) {
+  // `source` is the peer's address; `behind_proxy`: the peer is a trusted proxy, whose PROXY
+  // header names the client (and the connection is not yet counted against any source).
+  Session(tcp::socket socket, Server::Impl& server, std::string source, bool behind_proxy)
+      : stream_(std::move(socket)), server_(server), source_(std::move(source)), behind_proxy_(behind_proxy) {
     buffer_.reserve(kReadSize);
+    counted_source_ = behind_proxy_ ? std::string() : source_;
   }
   // TLS: the session keeps the context it was accepted under (a reload replaces it for the
   // connections that come next).
-  Session(tcp::socket socket, std::shared_ptr<ssl::context> tls, Server::Impl& server, std::string source)
-      : tls_(std::move(tls)), stream_(std::move(socket), *tls_), server_(server), source_(std::move(source)) {
+  Session(tcp::socket socket, std::shared_ptr<ssl::context> tls, Server::Impl& server, std::string source,
+          bool behind_proxy)
+      : tls_(std::move(tls)),
+        stream_(std::move(socket), *tls_),
+        server_(server),
+        source_(std::move(source)),
+        behind_proxy_(behind_proxy) {
     buffer_.reserve(kReadSize);
+    counted_source_ = behind_proxy_ ? std::string() : source_;
   }
-  ~Session() { server_.release(source_); }
+  ~Session() { server_.release(counted_source_); }
 
   void run() {
     net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
-      if constexpr (kTls) {
-        // The handshake counts against the header timeout: a silent client is cut the same.
-        self->lowest().expires_after(self->server_.options.header_timeout);
-        self->stream_.async_handshake(ssl::stream_base::server, [self](beast::error_code ec) {
-          if (ec) {
-            return self->close();  // a failed handshake (a protocol below TLS 1.2, a scanner)
-          }
-          self->do_read();
-        });
-      } else {
-        self->do_read();
+      if (self->behind_proxy_) {
+        return self->read_proxy_header();
       }
+      self->start();
     });
   }
 
 private:
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void start() {
+    if constexpr (kTls) {
+      // The handshake counts against the header timeout: a silent client is cut the same.
+      lowest().expires_after(server_.options.header_timeout);
+      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) {
+          return self->close();  // a failed handshake (a protocol below TLS 1.2, a scanner)
+        }
+        self->do_read();
+      });
+    } else {
+      do_read();
+    }
+  }
+
+  // -- the PROXY protocol v2 header of a trusted proxy, before anything else (TLS included) --
+
+  void read_proxy_header() {
+    lowest().expires_after(server_.options.header_timeout);
+    proxy_header_.resize(kProxyV2PrefixBytes);
+    net::async_read(lowest(), net::buffer(proxy_header_),
+                    [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_proxy_prefix(ec); });
+  }
+
+  void on_proxy_prefix(beast::error_code ec) {
+    auto length = ec ? Result<size_t>(0) : proxy_v2_block_length(proxy_header_);
+    if (ec || !length) {
+      return refuse_proxy(ec ? ec.message() : length.error().message);
+    }
+    proxy_header_.resize(kProxyV2PrefixBytes + *length);
+    net::async_read(lowest(), net::buffer(proxy_header_.data() + kProxyV2PrefixBytes, *length),
+                    [self = this->shared_from_this()](beast::error_code ec2, size_t) { self->on_proxy_header(ec2); });
+  }
+
+  void on_proxy_header(beast::error_code ec) {
+    auto client = ec ? Result<std::string>(std::string()) : proxy_v2_source(proxy_header_);
+    if (ec || !client) {
+      return refuse_proxy(ec ? ec.message() : client.error().message);
+    }
+    beast::error_code bad_address;
+    auto address = client->empty() ? net::ip::address() : net::ip::make_address(*client, bad_address);
+    std::string source = client->empty() || bad_address ? source_ : source_of(address);
+    if (!server_.admit_source(source)) {
+      return close();  // over the client's own connection cap
+    }
+    source_ = counted_source_ = std::move(source);
+    proxy_header_ = std::string();
+    start();
+  }
+
+  // A trusted proxy's connection without a valid header: whatever follows could be a client's
+  // own bytes passed through, so nothing of it is read.
+  void refuse_proxy(const std::string& why) {
+    spdlog::warn("connection from trusted proxy {} closed: {}", source_, why);
+    close();
+  }
 
   void do_read() {
     parser_.emplace();
@@ -395,32 +470,42 @@ private:
       }
     }
     const std::string& path = path_;
+    if (server_.options.known_path && !server_.options.known_path(path)) {
+      keep_alive_ = false;  // its body, if any, is never read
+      return write(problem(404, "Not Found", "no such route"));
+    }
     bearer_ = server_.is_bearer_path(path) && !server_.is_public(path);
     if ((server_.authenticates() || bearer_) && !server_.is_public(path)) {
-      auto now = std::chrono::steady_clock::now();
-      if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
-        metrics::count_auth_failure(true);
-        Response r = server_.options.errors(429, "too-many-requests",
-                                            "too many wrong credentials from this address; retry later");
-        r.headers.push_back({"retry-after", std::to_string(wait)});
-        keep_alive_ = false;
-        return write(std::move(r));
-      }
       std::string_view app_key;
       principal_ = bearer_ ? server_.authenticate_bearer(req) : server_.authenticate(req, app_key);
       if (principal_.empty()) {
-        metrics::count_auth_failure(false);
-        if (server_.throttle.record_failure(source_, now)) {
-          spdlog::warn("source {} throttled after repeated wrong credentials ({})", source_, presented(app_key));
-        } else {
-          spdlog::info("wrong credentials from {} ({})", source_, presented(app_key));
-        }
-        return refuse(401, "unauthorized", bearer_ ? "missing or invalid bearer token" : "missing or invalid AppKey/AppToken");
+        return refuse_credentials(app_key);
       }
     }
     lowest().expires_after(server_.options.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = this->shared_from_this()](beast::error_code ec2, size_t) { self->on_read(ec2); });
+  }
+
+  // Wrong or missing credentials: 401, or 429 once this source has failed too often. Only
+  // unverified attempts are throttled: credentials that verify always pass (above).
+  void refuse_credentials(std::string_view app_key) {
+    auto now = std::chrono::steady_clock::now();
+    if (int64_t wait = server_.throttle.retry_after(source_, now); wait > 0) {
+      metrics::count_auth_failure(true);
+      Response r = server_.options.errors(429, "too-many-requests",
+                                          "too many wrong credentials from this address; retry later");
+      r.headers.push_back({"retry-after", std::to_string(wait)});
+      keep_alive_ = false;
+      return write(std::move(r));
+    }
+    metrics::count_auth_failure(false);
+    if (server_.throttle.record_failure(source_, now)) {
+      spdlog::warn("source {} throttled after repeated wrong credentials ({})", source_, presented(app_key));
+    } else {
+      spdlog::info("wrong credentials from {} ({})", source_, presented(app_key));
+    }
+    refuse(401, "unauthorized", bearer_ ? "missing or invalid bearer token" : "missing or invalid AppKey/AppToken");
   }
 
   // What a refused request presented, for the log: the appKey, or that it was a bearer token
@@ -525,7 +610,10 @@ private:
   std::shared_ptr<ssl::context> tls_;  // TLS sessions only; declared before the stream that uses it
   Stream stream_;
   Server::Impl& server_;
-  std::string source_;
+  std::string source_;          // the client: throttled, logged (its proxy's until the header names it)
+  std::string counted_source_;  // what this connection counts against (Impl::release)
+  bool behind_proxy_ = false;
+  std::string proxy_header_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
@@ -572,14 +660,16 @@ void Server::Impl::do_accept(Listener& l) {
     beast::error_code ignored;
     auto peer = socket.remote_endpoint(ignored);
     std::string source = ignored ? std::string("unknown") : source_of(peer.address());
-    if (admit(source)) {
+    bool behind_proxy = !ignored && options.trusted_proxies.contains(peer.address().to_string());
+    if (admit(behind_proxy ? std::string() : source)) {
       socket.set_option(tcp::no_delay(true), ignored);
       if (l.tls) {
         std::make_shared<Session<TlsStream>>(std::move(socket), std::atomic_load(&tls_context), *this,
-                                             std::move(source))
+                                             std::move(source), behind_proxy)
             ->run();
       } else {
-        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), *this, std::move(source))->run();
+        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), *this, std::move(source), behind_proxy)
+            ->run();
       }
     } else {
       socket.close(ignored);  // over a cap: closed at once, before any byte is read

@@ -1,5 +1,7 @@
 #include "idempay/protocol/crypto.hpp"
 
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -152,6 +154,63 @@ bool digest_from_hex(std::string_view hex, Digest& out) {
 
 bool constant_time_equal(const Digest& a, const Digest& b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+namespace {
+
+constexpr size_t kNonceBytes = 12;
+constexpr size_t kTagBytes = 16;
+
+// AES-256-GCM in one direction; false on any failure (a wrong key or tag when decrypting).
+bool aes_gcm(bool encrypt, std::string_view key, std::string_view nonce, std::string_view in, std::string& out,
+             unsigned char* tag) {
+  if (key.size() != 32) {
+    return false;
+  }
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  auto* k = reinterpret_cast<const unsigned char*>(key.data());
+  auto* iv = reinterpret_cast<const unsigned char*>(nonce.data());
+  out.assign(in.size(), '\0');
+  int n = 0;
+  bool ok = ctx != nullptr && EVP_CipherInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, k, iv, encrypt ? 1 : 0) == 1;
+  ok = ok && EVP_CipherUpdate(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &n,
+                              reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size())) == 1;
+  if (ok && !encrypt) {
+    ok = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTagBytes, tag) == 1;
+  }
+  unsigned char last[16];
+  ok = ok && EVP_CipherFinal_ex(ctx.get(), last, &n) == 1;
+  if (ok && encrypt) {
+    ok = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kTagBytes, tag) == 1;
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::string seal(std::string_view key, std::string_view plain) {
+  std::string nonce = random_bytes(kNonceBytes);
+  std::string cipher;
+  unsigned char tag[kTagBytes];
+  if (!aes_gcm(true, key, nonce, plain, cipher, tag)) {
+    throw std::runtime_error("AES-256-GCM failed");
+  }
+  return nonce + cipher + std::string(reinterpret_cast<const char*>(tag), kTagBytes);
+}
+
+std::optional<std::string> unseal(std::string_view key, std::string_view sealed) {
+  if (sealed.size() < kNonceBytes + kTagBytes) {
+    return std::nullopt;
+  }
+  std::string_view nonce = sealed.substr(0, kNonceBytes);
+  std::string_view cipher = sealed.substr(kNonceBytes, sealed.size() - kNonceBytes - kTagBytes);
+  unsigned char tag[kTagBytes];
+  std::memcpy(tag, sealed.data() + sealed.size() - kTagBytes, kTagBytes);
+  std::string plain;
+  if (!aes_gcm(false, key, nonce, cipher, plain, tag)) {
+    return std::nullopt;
+  }
+  return plain;
 }
 
 std::string random_bytes(size_t n) {

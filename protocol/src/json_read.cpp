@@ -1,6 +1,7 @@
 #include "idempay/protocol/json_read.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include <simdjson.h>
 
@@ -18,49 +19,145 @@ bool has_duplicate_keys(const std::vector<std::pair<std::string, JsonValue>>& me
   return std::adjacent_find(names.begin(), names.end()) != names.end();
 }
 
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr int kMaxDepth = 64;
+
+// The JSON number grammar (RFC 8259 §6): -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) {
+    return false;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) {
+      return false;
+    }
+  }
+  return i == t.size();
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// A number's text as written (a value hands it out directly, the document as a result).
+simdjson::error_code raw_token(od::value& v, std::string_view& out) {
+  out = v.raw_json_token();
+  return simdjson::SUCCESS;
+}
+simdjson::error_code raw_token(od::document& d, std::string_view& out) { return d.raw_json_token().get(out); }
+
+}  // namespace
+
+// Builds the tree with simdjson On-Demand, which keeps every number's text as written (a DOM
+// parser would hand back a binary double: 1.999999999999999999999 read as 2).
 struct JsonBuilder {
   bool duplicate_key = false;
 
-  JsonValue build(simdjson::dom::element e) {
-    JsonValue v;
-    switch (e.type()) {
-      case simdjson::dom::element_type::ARRAY:
-        v.type_ = JsonValue::Type::kArray;
-        for (simdjson::dom::element item : simdjson::dom::array(e)) {
-          v.items_.push_back(build(item));
-        }
-        break;
-      case simdjson::dom::element_type::OBJECT:
-        v.type_ = JsonValue::Type::kObject;
-        for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
-          v.members_.emplace_back(std::string(field.key), build(field.value));
-        }
-        duplicate_key |= v.members_.size() > 1 && has_duplicate_keys(v.members_);
-        break;
-      case simdjson::dom::element_type::STRING:
-        v.type_ = JsonValue::Type::kString;
-        v.text_ = std::string(std::string_view(e));
-        break;
-      case simdjson::dom::element_type::INT64:
-        v.type_ = JsonValue::Type::kNumber;
-        v.text_ = std::to_string(int64_t(e));
-        break;
-      case simdjson::dom::element_type::UINT64:
-        v.type_ = JsonValue::Type::kNumber;
-        v.text_ = std::to_string(uint64_t(e));
-        break;
-      case simdjson::dom::element_type::DOUBLE:
-        v.type_ = JsonValue::Type::kNumber;
-        v.text_ = simdjson::minify(e);
-        break;
-      case simdjson::dom::element_type::BOOL:
-        v.type_ = JsonValue::Type::kBool;
-        v.boolean_ = bool(e);
-        break;
-      case simdjson::dom::element_type::NULL_VALUE:
-        break;
+  // T is an od::value, or the od::document itself for the root.
+  template <class T>
+  simdjson::error_code build(T& v, JsonValue& out, int depth) {
+    if (depth > kMaxDepth) {
+      return simdjson::DEPTH_ERROR;
     }
-    return v;
+    od::json_type type;
+    if (auto e = v.type().get(type)) {
+      return e;
+    }
+    switch (type) {
+      case od::json_type::array: {
+        out.type_ = JsonValue::Type::kArray;
+        od::array array;
+        if (auto e = v.get_array().get(array)) {
+          return e;
+        }
+        for (auto element : array) {
+          od::value item;
+          if (auto e = element.get(item)) {
+            return e;
+          }
+          out.items_.emplace_back();
+          if (auto e = build(item, out.items_.back(), depth + 1)) {
+            return e;
+          }
+        }
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::object: {
+        out.type_ = JsonValue::Type::kObject;
+        od::object object;
+        if (auto e = v.get_object().get(object)) {
+          return e;
+        }
+        for (auto field : object) {
+          std::string_view key;
+          od::value value;
+          if (auto e = field.unescaped_key().get(key)) {
+            return e;
+          }
+          if (auto e = field.value().get(value)) {
+            return e;
+          }
+          out.members_.emplace_back(std::string(key), JsonValue());
+          if (auto e = build(value, out.members_.back().second, depth + 1)) {
+            return e;
+          }
+        }
+        duplicate_key |= out.members_.size() > 1 && has_duplicate_keys(out.members_);
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::number: {
+        std::string_view text;
+        if (auto e = raw_token(v, text)) {
+          return e;
+        }
+        text = trimmed(text);
+        if (!is_json_number(text)) {
+          return simdjson::NUMBER_ERROR;
+        }
+        out.type_ = JsonValue::Type::kNumber;
+        out.text_ = std::string(text);
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::string: {
+        std::string_view text;
+        if (auto e = v.get_string().get(text)) {
+          return e;
+        }
+        out.type_ = JsonValue::Type::kString;
+        out.text_ = std::string(text);
+        return simdjson::SUCCESS;
+      }
+      case od::json_type::boolean:
+        out.type_ = JsonValue::Type::kBool;
+        return v.get_bool().get(out.boolean_);
+      case od::json_type::null: {
+        bool null = false;
+        if (auto e = v.is_null().get(null)) {
+          return e;
+        }
+        return null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+      }
+    }
+    return simdjson::INCORRECT_TYPE;
   }
 };
 
@@ -68,15 +165,25 @@ Result<JsonValue> JsonValue::parse(std::string_view json) {
   if (json.empty()) {  // also a null data pointer, which simdjson must not be handed (found by fuzz_webhook)
     return make_error(ErrorCode::kInvalidArgument, "invalid JSON: empty");
   }
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  auto err = parser.parse(json.data(), json.size(), true).get(root);
-  if (err != simdjson::SUCCESS) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      std::string("invalid JSON: ") + simdjson::error_message(err));
-  }
+  thread_local od::parser parser;
+  simdjson::padded_string padded(json);
+  od::document doc;
   JsonBuilder builder;
-  JsonValue value = builder.build(root);
+  JsonValue value;
+  auto err = parser.iterate(padded).get(doc);
+  if (!err) {
+    err = builder.build(doc, value, 1);
+  }
+  // Nothing may follow the document. A number at the root is only looked at, not consumed:
+  // its text must then be the whole input.
+  const char* location = nullptr;
+  if (!err && (value.type_ == Type::kNumber ? trimmed(json) != value.text_
+                                            : doc.current_location().get(location) != simdjson::OUT_OF_BOUNDS)) {
+    err = simdjson::TRAILING_CONTENT;
+  }
+  if (err != simdjson::SUCCESS) {
+    return make_error(ErrorCode::kInvalidArgument, std::string("invalid JSON: ") + simdjson::error_message(err));
+  }
   if (builder.duplicate_key) {
     return make_error(ErrorCode::kInvalidArgument, "invalid JSON: an object has a member name twice");
   }

@@ -171,7 +171,12 @@ Status read_recipients(od::value v, std::vector<Recipient>& out) {
   });
 }
 
-Status check_recipients(const std::vector<Recipient>& recipients, Cents total) {
+}  // namespace idempay::ppp::parse
+
+namespace idempay::ppp {
+
+Status check_split(const std::vector<Recipient>& recipients, Cents total) {
+  using parse::field_error;
   Cents sum = 0;
   for (size_t i = 0; i < recipients.size(); ++i) {
     const Recipient& r = recipients[i];
@@ -194,4 +199,4 @@ Status check_recipients(const std::vector<Recipient>& recipients, Cents total) {
   return {};
 }
 
-}  // namespace idempay::ppp::parse
+}  // namespace idempay::ppp

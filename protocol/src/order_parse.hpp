@@ -17,8 +17,4 @@ std::optional<Status> read_order_member(std::string_view key, od::value v, Order
 /// Reads `recipients` (an array of at most 100).
 Status read_recipients(od::value v, std::vector<Recipient>& out);
 
-/// Each recipient has an id, a role of "seller" or "marketplace" and a commission within its
-/// amount, and the amounts add up to `total`.
-Status check_recipients(const std::vector<Recipient>& recipients, Cents total);
-
 }  // namespace idempay::ppp::parse

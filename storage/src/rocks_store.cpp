@@ -73,14 +73,15 @@ struct PendingCommit {
 
 class RocksStore final : public Store {
 public:
-  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, bool sync, bool read_only,
-             size_t reader_threads)
+  RocksStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles, const RocksOptions& options)
       : db_(db),
         handles_(std::move(handles)),
-        sync_(sync),
-        read_only_(read_only),
+        sync_(options.sync_writes),
+        read_only_(options.read_only),
+        path_(options.path),
+        recovery_free_bytes_(options.memtable_bytes),
         committer_([this] { run(); }),
-        readers_(std::max<size_t>(reader_threads, 1)) {}
+        readers_(std::max<size_t>(options.reader_threads, 1)) {}
 
   ~RocksStore() override {
     readers_.stop();
@@ -275,17 +276,31 @@ private:
   // second as well, for errors it does not retry alone and to notice the recovery when idle.
 
   static constexpr auto kResumeInterval = std::chrono::seconds(1);
+  static constexpr auto kSpaceNoteInterval = std::chrono::seconds(30);
 
   void note_write(const rocksdb::Status& s) {
     auto now = std::chrono::steady_clock::now();
     if (!s.ok() && healthy_) {
       healthy_ = false;
-      unhealthy_since_ = last_resume_ = now;
+      unhealthy_since_ = last_resume_ = last_space_note_ = now;
+      out_of_space_ = s.IsNoSpace();
       spdlog::error("storage unhealthy: a write failed ({}); every write is refused (503) until it recovers, "
-                    "stored answers are still served", s.ToString());
+                    "stored answers are still served{}", s.ToString(), out_of_space_ ? space_needed() : "");
     } else if (s.ok() && !healthy_) {
       mark_healthy(now);
     }
+  }
+
+  // RocksDB resumes after a full disk only once the file system has as much free space as the
+  // largest memtable (its "reserved disk buffer", so that the first flush has room): the
+  // operator must know the figure to free enough.
+  std::string space_needed() const {
+    std::error_code ec;
+    auto space = std::filesystem::space(path_, ec);
+    constexpr uintmax_t kMiB = 1 << 20;
+    std::string free = ec ? std::string("unknown") : std::to_string(space.available / kMiB) + " MB";
+    return "; the disk is full: writes resume by themselves once " + std::to_string(recovery_free_bytes_ / kMiB) +
+           " MB are free on the file system of " + path_ + " (the memtable size), " + free + " free now";
   }
 
   void try_resume() {
@@ -294,6 +309,10 @@ private:
       return;
     }
     last_resume_ = now;
+    if (out_of_space_ && now - last_space_note_ >= kSpaceNoteInterval) {
+      last_space_note_ = now;
+      spdlog::error("storage still unhealthy{}", space_needed());
+    }
     if (db_->Resume().ok()) {
       mark_healthy(now);
     }
@@ -366,6 +385,8 @@ private:
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   bool sync_;
   bool read_only_;
+  std::string path_;
+  size_t recovery_free_bytes_;  // RocksDB's reserve to clear a full disk: the memtable size
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<PendingCommit> queue_;
@@ -375,6 +396,8 @@ private:
   bool healthy_ = true;
   std::chrono::steady_clock::time_point unhealthy_since_;
   std::chrono::steady_clock::time_point last_resume_;
+  bool out_of_space_ = false;
+  std::chrono::steady_clock::time_point last_space_note_;
   std::thread committer_;  // starts after everything it uses exists
   ReaderThreads readers_;
 };
@@ -423,7 +446,8 @@ constexpr int64_t kDeleteBytesPerSecond = 256 << 20;
 constexpr uint64_t kDeleteChunkBytes = 2 << 20;
 constexpr double kMaxTrashToTablesRatio = 2.0;
 
-rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache>& cache, bool read_only_existing_keys) {
+rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache>& cache, bool read_only_existing_keys,
+                                            size_t memtable_bytes) {
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
   // Put-if-absent on a new paymentId looks up a key that does not exist: without a filter
@@ -445,7 +469,8 @@ rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache
   // The last level holds nine tenths of the keys; a read that finds its key needs no filter
   // there, since no level below it could hold the key instead.
   family.optimize_filters_for_hits = read_only_existing_keys;
-  family.write_buffer_size = 16u << 20;
+  // Also the free space RocksDB waits for before it resumes after a full disk (RocksOptions).
+  family.write_buffer_size = memtable_bytes;
   // LZ4 at every level: ZSTD on the last level made compaction cost a third of the write
   // throughput on two cores.
   family.compression = rocksdb::kLZ4Compression;
@@ -482,10 +507,10 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, con
   auto cache = rocksdb::NewLRUCache(kBlockCacheBytes);
   const auto& hits_only = options.read_only_existing_keys;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  families.emplace_back(rocksdb::kDefaultColumnFamilyName, family_options(cache, false));
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, family_options(cache, false, options.memtable_bytes));
   for (const auto& name : keyspaces) {
     bool existing_only = std::find(hits_only.begin(), hits_only.end(), name) != hits_only.end();
-    families.emplace_back(name, family_options(cache, existing_only));
+    families.emplace_back(name, family_options(cache, existing_only, options.memtable_bytes));
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -497,8 +522,7 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, con
   // handles[0] is the default family, which idempay does not use.
   db->DestroyColumnFamilyHandle(handles[0]);
   handles.erase(handles.begin());
-  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options.sync_writes, options.read_only,
-                                                   options.reader_threads));
+  return std::unique_ptr<Store>(new RocksStore(db, std::move(handles), options));
 }
 
 }  // namespace idempay::storage

@@ -11,7 +11,7 @@ import http.client
 
 import pytest
 
-BIN = os.environ.get("IDEMPAY_BIN", "build/idempay")
+BIN = os.path.abspath(os.environ.get("IDEMPAY_BIN", "build/idempay"))
 SPEC = os.environ.get("IDEMPAY_SPEC", "tests/data/ppp-openapi.json")
 # Every card number any test sends; none may ever reach a data directory or a log (G6).
 TEST_CARDS = ["4444333322221111", "4444333322221112", "4222222222222224", "4222222222222225",
@@ -26,7 +26,7 @@ LISTEN_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 class Process:
     """A child process whose stderr goes to a log file; `port` is read from that log."""
 
-    def __init__(self, args, log_path, env=None, nofile=None):
+    def __init__(self, args, log_path, env=None, nofile=None, cwd=None):
         self.args, self.log_path = args, log_path
         self.log = open(log_path, "ab")
         self.log_offset = self.log.tell()  # a restart appends: look only at what follows
@@ -37,7 +37,7 @@ class Process:
 
         self.proc = subprocess.Popen([BIN] + args, stdout=self.log, stderr=self.log,
                                      env=dict(os.environ, **(env or {})),
-                                     preexec_fn=limit_descriptors if nofile else None)
+                                     preexec_fn=limit_descriptors if nofile else None, cwd=cwd)
         self.port = self._wait_for_port()
 
     def _wait_for_port(self, timeout=30):

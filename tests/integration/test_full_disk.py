@@ -84,6 +84,8 @@ def test_full_disk_is_an_outage_not_a_crash(base_dir, small_tmpfs, stub_server):
         assert c.process.proc.poll() is None, "the connector died on a full disk"
         log = c.process.log_path.read_bytes()
         assert b"storage unhealthy" in log
+        # The operator learns how much room writes need to resume: RocksDB's reserve.
+        assert b"writes resume by themselves once 16 MB are free" in log
         # Stored answers are still served, byte for byte, while nothing can be written.
         for pid, (status, raw) in list(accepted.items())[:20]:
             again, replayed, _ = c.post("/payments", padded(pid))
@@ -145,3 +147,30 @@ def test_a_full_disk_lets_no_operator_action_through_unguarded(base_dir, small_t
         assert len(refunds) == 1 and refunds[0]["amount"] == 2, refunds
     finally:
         c.process.terminate()
+
+
+def test_a_smaller_memtable_recovers_with_less_space_freed(base_dir, small_tmpfs, stub_server):
+    """RocksDB resumes after a full disk only once the largest memtable fits in the free space:
+    with --rocksdb-memtable-mb 1, freeing 4 MB is enough (16 MB would be needed by default)."""
+    c = Connector(base_dir, "full-disk-small-memtable", acquirer=stub_server.url,
+                  extra_args=["--rocksdb-memtable-mb", "1"])
+    c.process.terminate()
+    c.data_dir = small_tmpfs / "data"
+    c.args[c.args.index("--data-dir") + 1] = str(c.data_dir)
+    c.start()
+    try:
+        refused = {pid for pid, (status, _) in fill_until_refused(c, "small").items() if status != 200}
+        assert refused, "the disk never filled up"
+        assert b"writes resume by themselves once 1 MB are free" in c.process.log_path.read_bytes()
+        grow(small_tmpfs, "12m")
+        deadline = time.time() + 30
+        while c.post("/payments", padded("small-after"))[0] != 200:
+            assert time.time() < deadline, "writes did not resume with 4 MB freed"
+            time.sleep(0.5)
+        for pid in refused:
+            status, raw, _ = c.post("/payments", padded(pid))
+            assert status == 200 and json.loads(raw)["status"] == "approved", (pid, raw)
+        book = ledger(stub_server)["authorizations"]
+        assert all(book[pid]["charges"] == 1 for pid in refused)
+    finally:
+        assert c.process.terminate() == 0

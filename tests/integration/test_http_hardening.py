@@ -69,16 +69,20 @@ def test_framing_is_strict(connector):
     assert (status, json.loads(answer)["code"]) == (500, "not-found"), "the smuggled request must never have been processed"
 
 
-def test_wrong_credentials_are_throttled_per_source(connector):
+def test_wrong_credentials_are_throttled_per_source_and_valid_ones_never(connector):
     attacker, bystander = "127.0.0.2", "127.0.0.3"
     answers = [raw(connector.port, post_headers(f"guess-{i}", 2) + b"{}", source=attacker) for i in range(30)]
     statuses = [a[9:12] for a in answers]
     assert statuses.count(b"401") <= 20 and statuses[-1] == b"429", statuses
     assert b"retry-after: " in answers[-1].lower()
-    # The right token from the throttled address waits too; another address is unaffected.
+    # The right token is never refused, even from the throttled address (a merchant behind the
+    # same NAT as a stranger, or the gateway behind the same balancer); the guesses still are.
     good = post_headers(APP_TOKEN, 2) + b"{}"
-    assert raw(connector.port, good, source=attacker).startswith(b"HTTP/1.1 429")
-    assert raw(connector.port, good, source=bystander).startswith(b"HTTP/1.1 400")  # through auth: body invalid
+    assert raw(connector.port, good, source=attacker).startswith(b"HTTP/1.1 400")  # through auth: body invalid
+    # (The source earns one more try a second: of six quick guesses, the last is refused.)
+    again = [raw(connector.port, post_headers(f"guess-x{i}", 2) + b"{}", source=attacker)[9:12] for i in range(6)]
+    assert again[-1] == b"429", again
+    assert raw(connector.port, good, source=bystander).startswith(b"HTTP/1.1 400")
     log = connector.process.log_path.read_bytes()
     assert b"throttled" in log and b"127.0.0.2" in log
     assert b"guess-" not in log, "a token reached the log"
@@ -187,3 +191,68 @@ def test_default_cap_keeps_descriptors_for_the_store(connector_factory):
         s.close()
     time.sleep(0.3)
     assert c.post("/payments", create_body("after-cap"))[0] == 200
+
+
+def proxy_v2_header(client, port=40000):
+    """haproxy's send-proxy-v2 header naming `client` (IPv4) as the connection's source."""
+    import ipaddress
+    import struct
+    block = ipaddress.IPv4Address(client).packed + ipaddress.IPv4Address("127.0.0.1").packed + \
+        struct.pack("!HH", port, 8080)
+    return b"\r\n\r\n\x00\r\nQUIT\n" + b"\x21\x11" + struct.pack("!H", len(block)) + block
+
+
+def test_behind_haproxy_a_strangers_guesses_never_keep_the_gateway_out(connector_factory, base_dir):
+    """deploy/haproxy.cfg as shipped in front of a connector that trusts it: each client is
+    throttled under its own address (the PROXY v2 header), so a stranger's loop of wrong tokens
+    through the balancer ends in 429s for the stranger while the gateway, through the same
+    balancer, keeps being served."""
+    import pathlib
+    import subprocess
+    from conftest import free_port
+    c = connector_factory(extra_args=["--trusted-proxies", "127.0.0.1/32"])
+    lb_port = free_port()
+    config = pathlib.Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
+    env = dict(os.environ, IDEMPAY_LB_BIND=f"127.0.0.1:{lb_port}",
+               **{f"IDEMPAY_INSTANCE_{i}": f"127.0.0.1:{c.port}" for i in (1, 2, 3)})
+    log = open(base_dir / "haproxy-throttle.log", "wb")
+    lb = subprocess.Popen(["haproxy", "-f", str(config), "-db"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    stranger, gateway = "127.0.0.3", "127.0.0.4"
+    close = b"Connection: close\r\n"
+    body = json.dumps(create_body("lb-0")).encode()
+    try:
+        deadline = time.time() + 15  # until the health checks (PROXY headers too) see it up
+        while True:
+            try:
+                if raw(lb_port, b"GET /health/ready HTTP/1.1\r\nHost: x\r\n" + close + b"\r\n",
+                       source=gateway).startswith(b"HTTP/1.1 200"):
+                    break
+            except OSError:
+                pass  # not listening yet
+            assert time.time() < deadline, "haproxy never saw the instance up"
+            time.sleep(0.2)
+        guesses, served = [], []
+        for i in range(60):
+            guesses.append(raw(lb_port, post_headers(f"guess-{i}", 2, close) + b"{}", source=stranger)[9:12])
+            if i % 10 == 0:
+                pid = f"lb-{i}"
+                answer = raw(lb_port, post_headers(APP_TOKEN, len(json.dumps(create_body(pid))), close) +
+                             json.dumps(create_body(pid)).encode(), source=gateway)
+                served.append(answer[9:12])
+        assert guesses[-1] == b"429" and guesses.count(b"401") <= 20, guesses
+        assert served == [b"200"] * 6, served
+        # Even the stranger's address is served with valid credentials: only guessing is throttled.
+        assert raw(lb_port, post_headers(APP_TOKEN, len(body), close) + body, source=stranger).startswith(b"HTTP/1.1 200")
+        connector_log = c.process.log_path.read_bytes()
+        assert b"source 127.0.0.3 throttled" in connector_log, "the log names the client, not the balancer"
+        # The header is accepted from the trusted balancer only: from anyone else it is refused
+        # and nothing behind it is served; and the balancer's address must always send it.
+        spoofed = raw(c.port, proxy_v2_header("10.9.8.7") + post_headers(APP_TOKEN, len(body)) + body,
+                      source="127.0.0.2")
+        assert not spoofed.startswith(b"HTTP/1.1 200"), spoofed
+        assert raw(c.port, post_headers(APP_TOKEN, len(body)) + body, source="127.0.0.1") == b""
+        assert b"10.9.8.7" not in c.process.log_path.read_bytes()
+    finally:
+        lb.terminate()
+        lb.wait(timeout=10)
+        log.close()

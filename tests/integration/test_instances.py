@@ -182,7 +182,7 @@ def test_three_instances_behind_haproxy_lose_one_and_charge_once(connector_facto
     import pathlib
     from conftest import free_port, request
     stub = slow_stub(stubs, 20)
-    nodes = instances(connector_factory, stub, pg_uri, 3)
+    nodes = instances(connector_factory, stub, pg_uri, 3, extra=["--trusted-proxies", "127.0.0.1/32"])
     lb_port = free_port()
     config = pathlib.Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
     env = dict(os.environ, IDEMPAY_LB_BIND=f"127.0.0.1:{lb_port}",

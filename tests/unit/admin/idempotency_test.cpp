@@ -157,6 +157,20 @@ TEST(CanonicalJson, IgnoresMemberOrderAndWhitespace) {
   EXPECT_FALSE(canonical_json("{").has_value());
 }
 
+// The same value is the same request, however the number is spelled.
+TEST(CanonicalJson, GivesEachNumberOneSpelling) {
+  for (const char* same : {R"({"value":1})", R"({"value":1.00})", R"({"value":1.0e0})", R"({"value":10e-1})",
+                           R"({"value":0.1E1})"}) {
+    EXPECT_EQ(*canonical_json(same), R"({"value":1})") << same;
+  }
+  EXPECT_EQ(*canonical_json(R"([0.50,-0,1e2,12.340,-1.5e-1,0.0001,1e25,1e-30])"),
+            R"([0.5,0,100,12.34,-0.15,0.0001,1e25,1e-30])");
+  EXPECT_NE(*canonical_json(R"({"value":1.01})"), *canonical_json(R"({"value":1.1})"));
+  // Canonical stays canonical.
+  std::string once = *canonical_json(R"({"b":[1.50,2e3],"a":-0.010})");
+  EXPECT_EQ(*canonical_json(once), once);
+}
+
 TEST(RecordKey, ScopesByOperatorMethodAndRoute) {
   auto k = idempotency_record_key("admin/", "alice", "POST", "/admin/v1/payments/p/refunds", "k");
   EXPECT_NE(k, idempotency_record_key("admin/", "bob", "POST", "/admin/v1/payments/p/refunds", "k"));

@@ -414,6 +414,68 @@ TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
   }
 }
 
+// A marketplace order's recipients split an operation only where the method splits at that
+// step; elsewhere they are dropped before the fingerprint and never reach the acquirer.
+TEST(PaymentCoreTest, RecipientsSplitOnlyWhereTheMethodSplits) {
+  using K = ppp::OperationKind;
+  using M = ppp::SplitMode;
+  ppp::Recipient seller;
+  seller.id = "seller-1";
+  seller.role = "seller";
+  seller.amount = 100;
+  // kind, the method's mode -> the recipients kept as a split
+  const std::tuple<K, M, bool> cases[] = {
+      {K::kSettle, M::kDisabled, false},   {K::kSettle, M::kOnAuthorize, false}, {K::kSettle, M::kOnCapture, true},
+      {K::kRefund, M::kDisabled, false},   {K::kRefund, M::kOnAuthorize, true},  {K::kRefund, M::kOnCapture, true},
+  };
+  for (auto [kind, mode, kept] : cases) {
+    SCOPED_TRACE(std::string(ppp::to_string(kind)) + " " + std::string(ppp::to_string(mode)));
+    CoreConfig c = config();
+    c.methods["Visa"].allows_split = mode;
+    Payment p = payment_in(kind == K::kSettle ? PaymentState::kApproved : PaymentState::kSettled);
+    auto req = operation(kind, 100);
+    req.recipients = {seller};
+    drop_unsplit_recipients(p, req, c);
+    EXPECT_EQ(req.recipients.size(), kept ? 1u : 0u);
+    auto fp = ppp::operation_fingerprint(c.fingerprint_key, req);
+    Decision d = start_operation(p, OperationArrival{req, kMerchant, fp}, std::optional<StoredOperation>(), c, kNow);
+    ASSERT_EQ(d.next, Next::kOperate);
+    EXPECT_EQ(d.operation->record.recipients.size(), kept ? 1u : 0u);
+  }
+  // Where the method splits, the split must add up; where it does not, nothing is checked.
+  CoreConfig c = config();
+  c.methods["Visa"].allows_split = M::kOnCapture;
+  auto req = operation(K::kSettle, 100);
+  seller.amount = 60;
+  req.recipients = {seller};
+  auto fp = ppp::operation_fingerprint(c.fingerprint_key, req);
+  Decision refused = start_operation(payment_in(PaymentState::kApproved), OperationArrival{req, kMerchant, fp},
+                                     std::optional<StoredOperation>(), c, kNow);
+  EXPECT_EQ(refused.noted.at(0).kind, "operation_refused");
+  // The core keeps the rule even if the shell forgot to drop them.
+  c.methods["Visa"].allows_split = M::kDisabled;
+  Decision d = start_operation(payment_in(PaymentState::kApproved), OperationArrival{req, kMerchant, fp},
+                               std::optional<StoredOperation>(), c, kNow);
+  ASSERT_EQ(d.next, Next::kOperate);
+  EXPECT_TRUE(d.operation->record.recipients.empty());
+}
+
+// The in-process stub's trigger: only the payment's owner, and the trail says who asked.
+TEST(PaymentCoreTest, AnOwnerActionIsTheOwnersAndRecordsWhoAsked) {
+  Decision mine = owner_action(payment_in(PaymentState::kUndefined), kMerchant, "stub trigger: approve", config());
+  EXPECT_FALSE(mine.answer);
+  ASSERT_EQ(mine.noted.size(), 1u);
+  EXPECT_EQ(mine.noted[0].kind, "acquirer_action_requested");
+  EXPECT_EQ(mine.noted[0].merchant, kMerchant);
+  EXPECT_EQ(mine.noted[0].detail, "stub trigger: approve");
+  Decision theirs = owner_action(payment_in(PaymentState::kUndefined), kOther, "stub trigger: approve", config());
+  ASSERT_TRUE(theirs.answer);
+  EXPECT_EQ(theirs.answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(theirs.answer->body, owner_action(no_payment(), kOther, "x", config()).answer->body);
+  EXPECT_EQ(theirs.noted.at(0).kind, "access_refused");
+  EXPECT_EQ(theirs.noted.at(0).merchant, kOther);
+}
+
 // An operation resumed after a crash at each step: before the acquirer answered (same key
 // again, no second intent), after it answered (the stored answer), and a requestId reused.
 TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {

@@ -214,7 +214,7 @@ TEST_F(ServerTest, UnknownTransferEncodingsAreRefusedNeverSkipped) {
   EXPECT_NE(chunked.find("POST /p shop  abc"), std::string::npos) << chunked;
 }
 
-TEST_F(ServerTest, RepeatedWrongCredentialsAreThrottledPerSource) {
+TEST_F(ServerTest, RepeatedWrongCredentialsAreThrottledPerSourceButValidOnesAlwaysPass) {
   std::string wrong = post("/p", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: guess\r\n", "{}");
   int unauthorized = 0;
   std::string throttled;
@@ -226,8 +226,10 @@ TEST_F(ServerTest, RepeatedWrongCredentialsAreThrottledPerSource) {
   EXPECT_EQ(unauthorized, 20);  // the default burst
   ASSERT_FALSE(throttled.empty());
   EXPECT_NE(throttled.find("retry-after: "), std::string::npos) << throttled;
-  // The right token from the throttled source waits too; other sources are unaffected.
-  EXPECT_NE(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.3").find("HTTP/1.1 429"), std::string::npos);
+  // The right token from the throttled source is never refused (a stranger's guesses must not
+  // lock a merchant out); its further guesses are; other sources are unaffected.
+  EXPECT_NE(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.3").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(round_trip(port, wrong, 1, "127.0.0.3").find("HTTP/1.1 429"), std::string::npos);
   EXPECT_NE(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.4").find("HTTP/1.1 200"), std::string::npos);
   EXPECT_NE(round_trip(port, "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n", 1, "127.0.0.3").find("HTTP/1.1 200"),
             std::string::npos) << "public paths need no credentials, so nothing to throttle";
@@ -298,6 +300,108 @@ TEST(CredentialsTest, HashedTokensRotationAndRefusals) {
   EXPECT_FALSE(c.add("dup-key", "k", {"t"})) << "appKeys are unique";
   EXPECT_TRUE(c.authenticate("", "").empty());
   EXPECT_EQ(c.names(), (std::vector<std::string>{"m", "rotating"}));
+}
+
+// -- routes and the PROXY protocol -------------------------------------------------------------
+
+// A PROXY protocol v2 header (haproxy's send-proxy-v2) naming `client` as the source.
+std::string proxy_header(const char* client) {
+  std::string h("\r\n\r\n\0\r\nQUIT\n", 12);
+  h += '\x21';  // version 2, PROXY
+  h += '\x11';  // IPv4, stream
+  h += std::string("\0\x0c", 2);
+  in_addr src{}, dst{};
+  ::inet_pton(AF_INET, client, &src);
+  ::inet_pton(AF_INET, "127.0.0.1", &dst);
+  h.append(reinterpret_cast<const char*>(&src), 4).append(reinterpret_cast<const char*>(&dst), 4);
+  h += std::string("\x9c\x40\x1f\x90", 4);  // ports 40000, 8080
+  return h;
+}
+
+class RoutedServerTest : public ServerTest {
+protected:
+  void SetUp() override {
+    auto creds = std::make_shared<Credentials>();
+    ASSERT_TRUE(creds->add("shop", "key-1", {"token-1"}));
+    ServerOptions options;
+    options.port = 0;
+    options.header_timeout = std::chrono::milliseconds(1000);
+    options.public_paths = {"/manifest"};
+    options.credentials = creds;
+    options.credential_headers = {{"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}};
+    options.known_path = [](std::string_view path) { return path == "/p" || path == "/manifest"; };
+    options.trusted_proxies = NetworkList::parse("127.0.0.7/32, ::1").value();
+    server = std::make_unique<Server>(options, handler);
+    port = server->start().value();
+  }
+};
+
+TEST_F(RoutedServerTest, UnknownPathsAre404BeforeCredentialsAndNeverCountAsWrongOnes) {
+  std::string unknown = "GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < 30; ++i) {
+    auto r = round_trip(port, unknown, 1, "127.0.0.9");
+    ASSERT_NE(r.find("HTTP/1.1 404"), std::string::npos) << r;
+    ASSERT_NE(r.find("application/problem+json"), std::string::npos) << r;
+  }
+  std::string wrong = post("/p", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: guess\r\n", "{}");
+  EXPECT_NE(round_trip(port, wrong, 1, "127.0.0.9").find("HTTP/1.1 401"), std::string::npos)
+      << "30 unknown paths must not have throttled the source";
+  EXPECT_EQ(handler.calls.load(), 0);
+}
+
+TEST_F(RoutedServerTest, ATrustedProxysHeaderNamesTheSourceThatIsThrottled) {
+  std::string wrong = post("/p", "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: guess\r\n", "{}");
+  std::string last;
+  for (int i = 0; i < 25; ++i) {
+    last = round_trip(port, proxy_header("203.0.113.5") + wrong, 1, "127.0.0.7");
+  }
+  EXPECT_NE(last.find("HTTP/1.1 429"), std::string::npos) << last;
+  // Another client behind the same proxy is another source: not throttled.
+  EXPECT_NE(round_trip(port, proxy_header("203.0.113.6") + wrong, 1, "127.0.0.7").find("HTTP/1.1 401"),
+            std::string::npos);
+  EXPECT_NE(round_trip(port, proxy_header("203.0.113.6") + post("/p", kAuth, "x"), 1, "127.0.0.7")
+                .find("HTTP/1.1 200"), std::string::npos);
+}
+
+TEST_F(RoutedServerTest, AProxyHeaderIsReadFromTrustedProxiesOnlyAndRequiredFromThem) {
+  // From the trusted proxy without a header: closed unanswered (its bytes could be a client's).
+  EXPECT_EQ(round_trip(port, post("/p", kAuth, "x"), 1, "127.0.0.7"), "");
+  // From anyone else, a header is not a request: refused, nothing reaches the handler.
+  auto refused = round_trip(port, proxy_header("10.0.0.1") + post("/p", kAuth, "x"), 1, "127.0.0.8");
+  EXPECT_EQ(refused.find("HTTP/1.1 200"), std::string::npos) << refused;
+  EXPECT_EQ(handler.calls.load(), 0);
+  // A LOCAL header (the proxy's health check) stands for the proxy itself.
+  std::string local("\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00", 16);
+  EXPECT_NE(round_trip(port, local + "GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n", 1, "127.0.0.7").find("HTTP/1.1 200"),
+            std::string::npos);
+}
+
+TEST(ProxyProtocolTest, ParsesVersionTwoAndRefusesEverythingElse) {
+  std::string h = proxy_header("198.51.100.7");
+  ASSERT_EQ(proxy_v2_block_length(h.substr(0, kProxyV2PrefixBytes)).value(), 12u);
+  EXPECT_EQ(proxy_v2_source(h).value(), "198.51.100.7");
+  EXPECT_FALSE(proxy_v2_block_length("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"));  // version 1
+  EXPECT_FALSE(proxy_v2_block_length("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string huge = h.substr(0, 14) + std::string("\xff\xff", 2);
+  EXPECT_FALSE(proxy_v2_block_length(huge));
+  EXPECT_FALSE(proxy_v2_source(h.substr(0, h.size() - 1)));  // shorter than it says
+  std::string v1_version = h;
+  v1_version[12] = '\x11';
+  EXPECT_FALSE(proxy_v2_block_length(v1_version.substr(0, 16)));
+}
+
+TEST(NetworkListTest, MatchesCidrNetworksOfBothFamilies) {
+  auto list = NetworkList::parse("10.0.0.0/8, 192.168.1.7,fd00::/8").value();
+  EXPECT_TRUE(list.contains("10.200.3.4"));
+  EXPECT_TRUE(list.contains("::ffff:10.0.0.1"));  // as a dual-stack socket names it
+  EXPECT_TRUE(list.contains("192.168.1.7"));
+  EXPECT_FALSE(list.contains("192.168.1.8"));
+  EXPECT_TRUE(list.contains("fd12::1"));
+  EXPECT_FALSE(list.contains("fe80::1"));
+  EXPECT_FALSE(list.contains("not an address"));
+  EXPECT_FALSE(NetworkList::parse("10.0.0.0/33"));
+  EXPECT_FALSE(NetworkList::parse("example.com"));
+  EXPECT_TRUE(NetworkList::parse("").value().empty());
 }
 
 }  // namespace

@@ -48,6 +48,22 @@ TEST(CryptoTest, DigestHexRoundTripAndRejection) {
   EXPECT_FALSE(constant_time_equal(d, back));
 }
 
+TEST(CryptoTest, SealedValuesOpenUnderTheirKeyOnlyAndUnaltered) {
+  std::string key(32, 'k');
+  std::string sealed = seal(key, "payment-42");
+  EXPECT_EQ(unseal(key, sealed).value(), "payment-42");
+  EXPECT_EQ(sealed.find("payment-42"), std::string::npos) << "the plaintext must not show";
+  EXPECT_NE(seal(key, "payment-42"), sealed) << "a fresh nonce each time";
+  EXPECT_FALSE(unseal(std::string(32, 'j'), sealed));
+  for (size_t i = 0; i < sealed.size(); ++i) {
+    std::string altered = sealed;
+    altered[i] ^= 1;
+    EXPECT_FALSE(unseal(key, altered)) << "byte " << i;
+  }
+  EXPECT_FALSE(unseal(key, sealed.substr(0, 20)));
+  EXPECT_EQ(unseal(key, seal(key, "")).value(), "");
+}
+
 TEST(CryptoTest, RandomBytesDiffer) {
   EXPECT_EQ(random_bytes(32).size(), 32u);
   EXPECT_NE(random_bytes(32), random_bytes(32));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "idempay/protocol/crypto.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "spec_examples.hpp"
 
@@ -54,6 +55,35 @@ TEST(PppParseTest, SpecOperationExamplesParse) {
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->request_id, "D12D9B80972C462980F5067A3A126837");
   EXPECT_EQ(c->value, 0);  // a cancellation's value is informational; it always voids all
+}
+
+// Recipients are read within their bounds whatever the method; whether they are a split (and
+// must then add up) is the method's split mode's business, decided after parsing.
+TEST(PppParseTest, RecipientsAreBoundedHereAndCheckedOnlyAsASplit) {
+  std::string one = R"({"id":"r","role":"seller","amount":1})";
+  std::string body = std::string(kMinimal).substr(0, std::string(kMinimal).size() - 1) +
+                     R"(,"recipients":[)" + one + "]}";
+  auto r = parse(body);
+  ASSERT_TRUE(r) << r.error().message;  // 1.00 of 31.90: information, not a split yet
+  EXPECT_FALSE(check_split(r->recipients, r->value));
+  EXPECT_TRUE(check_split(r->recipients, 100));
+  std::string many;
+  for (int i = 0; i < 101; ++i) many += (i ? "," : "") + one;
+  EXPECT_FALSE(parse(std::string(kMinimal).substr(0, std::string(kMinimal).size() - 1) + R"(,"recipients":[)" + many +
+                     "]}"));
+  EXPECT_FALSE(parse(std::string(kMinimal).substr(0, std::string(kMinimal).size() - 1) +
+                     R"(,"recipients":[{"id":"r","amount":"a lot"}]})"));
+  EXPECT_TRUE(splits_at(SplitMode::kOnAuthorize, SplitStep::kAuthorize));
+  EXPECT_FALSE(splits_at(SplitMode::kOnCapture, SplitStep::kAuthorize));
+  EXPECT_FALSE(splits_at(SplitMode::kDisabled, SplitStep::kRefund));
+  EXPECT_TRUE(splits_at(SplitMode::kOnAuthorize, SplitStep::kRefund));
+}
+
+TEST(PppParseTest, DotSegmentsAreNoIdentifiers) {
+  EXPECT_FALSE(is_valid_identifier("."));
+  EXPECT_FALSE(is_valid_identifier(".."));
+  EXPECT_TRUE(is_valid_identifier("..."));
+  EXPECT_TRUE(is_valid_identifier("a.b:c"));
 }
 
 TEST(PppParseTest, SecretsStayOutOfTheSummary) {

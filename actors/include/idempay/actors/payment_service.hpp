@@ -128,6 +128,14 @@ public:
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
   void refresh(std::string payment_id, std::string merchant, ReplyFn reply);
 
+  /// An action on the payment's acquirer side that only the payment's owner may ask for (the
+  /// in-process stub's trigger): `act` runs on the payment's actor once `merchant` is known to
+  /// own the payment, and the audit trail records who asked for `what`. kDone when `act` says
+  /// it acted, kConflict when not; an unknown payment or another merchant's: kNotFound, the
+  /// same answer, and `act` never runs.
+  void act_as_owner(std::string payment_id, std::string merchant, std::string what,
+                    std::function<bool(const std::string& payment_id)> act, ReplyFn reply);
+
   /// An operator's replay of a dead letter, with the connector running: back in the outbox
   /// under the same delivery id (webhook-id), handed to the dispatcher at once. kNotFound for
   /// no such dead letter or one `visible` refuses (another merchant's), kConflict for one still
@@ -151,6 +159,10 @@ public:
 
   /// Readiness answers kRetry from now on (SIGTERM: the load balancer stops sending first).
   void begin_drain();
+
+  /// A 32-byte key for `purpose`, derived from the service's own secret (kept in the store:
+  /// the same for every instance that shares it); empty before start().
+  std::string derive_key(std::string_view purpose) const;
 
   /// Number of live payment actors.
   size_t live_actors();

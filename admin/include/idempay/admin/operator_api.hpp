@@ -13,6 +13,7 @@
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/admin/idempotency.hpp"
 #include "idempay/domain/records.hpp"
+#include "idempay/http/routes.hpp"
 #include "idempay/http/server.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -42,6 +43,9 @@ struct OperatorApiOptions {
   std::chrono::milliseconds fingerprint_window{60'000};
   /// The merchant that owns payments stored before owners were recorded. Default: none
   std::string legacy_owner;
+  /// The key search cursors are sealed with, the same on every instance (empty while the
+  /// service starts: searches answer 503). Default: none
+  std::function<std::string()> cursor_key;
 };
 
 /// Serves /admin/ (the console: public static files) and /admin/v1/ (the API). Held by a
@@ -54,6 +58,8 @@ public:
 
   /// The paths answered without credentials (the console's files).
   static std::vector<std::string> public_paths();
+  /// True for a path one of its routes has (for the server's 404 before authentication).
+  bool knows(std::string_view path) const;
 
 private:
   struct Call;
@@ -74,6 +80,7 @@ private:
   OperatorApiOptions options_;
   IdempotencyGuard guard_;
   IdempotencyGuard fingerprint_guard_;  // the same store, a short retention
+  http::RouteTable routes_;
 };
 
 }  // namespace idempay::admin

@@ -242,6 +242,12 @@ struct OperationArrival {
   const std::string& fingerprint;  ///< ppp::operation_fingerprint of the request
 };
 
+/// The recipients of a settlement or refund where the payment's method does not split at that
+/// step (ppp::splits_at) are information only: dropped before the request is fingerprinted or
+/// carried out, so that they neither reach the acquirer nor tell two retries apart. The core
+/// itself never stores or sends them either way.
+void drop_unsplit_recipients(const Payment& p, ppp::OperationRequest& req, const CoreConfig& config);
+
 /// An operation on another merchant's payment: answered as an unknown payment.
 std::optional<Decision> answer_operation_now(const Payment& p, const OperationArrival& a, const CoreConfig& config);
 
@@ -288,6 +294,11 @@ Decision start_refresh(const Payment& p);
 /// The status call's answer: applied if it is a newer final outcome; else the stored answer.
 Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
                    const CoreConfig& config, int64_t now);
+
+/// An action on the payment's acquirer side asked for by `merchant` (the in-process stub's
+/// trigger): for its owner, the audit entry that records who asked for `what` and no answer
+/// yet (the shell acts, then answers); for anyone else, the answer an unknown payment gets.
+Decision owner_action(const Payment& p, const std::string& merchant, std::string_view what, const CoreConfig& config);
 
 /// The Create Payment answer for the record's state; identifiers come from the record, so they
 /// never change once issued (G2).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "idempay/http/credentials.hpp"
+#include "idempay/http/proxy_protocol.hpp"
 #include "idempay/protocol/error.hpp"
 
 namespace idempay::http {
@@ -119,14 +120,25 @@ struct ServerOptions {
   size_t max_connections = 0;
   /// Open connections from one IP address at most. Default: 512
   size_t max_connections_per_source = 512;
-  /// Wrong credentials a source may present at once before it is throttled (429 with
-  /// Retry-After on every authenticated path), and how many more it earns per second.
-  /// Default: 20, 1/s
+  /// Wrong credentials a source may present at once before it is throttled, and how many more
+  /// it earns per second. A throttled source's further wrong or missing credentials get 429
+  /// with Retry-After instead of 401; credentials that verify are never refused by it, so that
+  /// nobody can lock a merchant out by guessing from the merchant's own address (or from the
+  /// load balancer's). Default: 20, 1/s
   double auth_failure_burst = 20;
   double auth_failures_per_second = 1;
   /// Paths answered without credentials, e.g. "/manifest"; a trailing '*' matches any
   /// suffix ("/pos/*"). Default: none
   std::vector<std::string> public_paths;
+  /// The paths the handler has routes for: anything else is a 404 (RFC 7807) before any
+  /// credential is looked at, so that a browser's /favicon.ico or a scanner's probe neither
+  /// counts as wrong credentials nor reaches the handler. Default: none (every path is handed on)
+  std::function<bool(std::string_view path)> known_path;
+  /// Load balancers whose connections begin with a PROXY protocol v2 header: the client
+  /// address it carries is the one throttled, capped per source and logged. A connection from
+  /// them without a valid header is closed; from anywhere else the header is never read (a
+  /// stranger cannot claim an address). Default: none
+  NetworkList trusted_proxies;
   /// Accepted credentials; null means no authentication at all (the acquirer stub).
   std::shared_ptr<const Credentials> credentials;
   /// The header pairs credentials may come in, tried in order (the first whose key header is

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,14 @@ bool digest_from_hex(std::string_view hex, Digest& out);
 
 /// Compares two equally long byte ranges in constant time.
 bool constant_time_equal(const Digest& a, const Digest& b);
+
+/// `plain` encrypted and authenticated under the 32-byte `key` (AES-256-GCM with a random
+/// 12-byte nonce): the nonce, the ciphertext and the 16-byte tag. For tokens the service hands
+/// out and must get back unaltered and unread (the operator API's cursors).
+std::string seal(std::string_view key, std::string_view plain);
+
+/// The plaintext of a sealed value; nullopt if it was not sealed under `key` or was altered.
+std::optional<std::string> unseal(std::string_view key, std::string_view sealed);
 
 /// `n` cryptographically random bytes (RAND_bytes); throws std::runtime_error on failure.
 std::string random_bytes(size_t n);

@@ -77,6 +77,23 @@ constexpr std::optional<SplitMode> split_mode_from(std::string_view name) {
   return std::nullopt;
 }
 
+/// The requests that may carry `recipients`: Create Payment, a settlement, a refund.
+enum class SplitStep : uint8_t { kAuthorize, kCapture, kRefund };
+
+/// True when the `recipients` a request carries at `step` are a split the acquirer must apply:
+/// on Create Payment for a method split on authorization, on a settlement for one split on
+/// capture, on a refund for any method that splits at all. Anywhere else they are information
+/// only — the gateway sends a marketplace order's recipients whatever the provider's mode — and
+/// are accepted and left out of the money movement.
+constexpr bool splits_at(SplitMode mode, SplitStep step) {
+  switch (step) {
+    case SplitStep::kAuthorize: return mode == SplitMode::kOnAuthorize;
+    case SplitStep::kCapture: return mode == SplitMode::kOnCapture;
+    case SplitStep::kRefund: return mode != SplitMode::kDisabled;
+  }
+  return false;
+}
+
 /// What a deployment offers for one method: its split mode, and the timers its Create Payment
 /// answers carry (notes/ppp.md §4.2).
 struct MethodTerms {

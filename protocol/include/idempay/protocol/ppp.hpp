@@ -134,7 +134,9 @@ struct OperationRequest {
 /// Largest request body the connector accepts (the gateway's bodies are a few KiB).
 inline constexpr size_t kMaxBodyBytes = 256 * 1024;
 
-/// Parses and validates a Create Payment body. `body` may be reallocated to add the
+/// Parses and validates a Create Payment body. `recipients` are parsed within their bounds
+/// (types, at most 100, field lengths) but not checked against the value: whether they are a
+/// split at all depends on the method's split mode (check_split). `body` may be reallocated to add the
 /// parser's padding. kInvalidArgument with a message naming the field on any problem.
 Result<CreatePaymentRequest> parse_create_payment(std::string& body);
 
@@ -143,7 +145,13 @@ Result<CreatePaymentRequest> parse_create_payment(std::string& body);
 Result<OperationRequest> parse_operation(OperationKind kind, std::string_view path_payment_id,
                                          std::string& body);
 
-/// True for identifiers safe to use as storage keys: 1–128 of [A-Za-z0-9._:-].
+/// A split the method applies at this step: each recipient has an id, a role of "seller" or
+/// "marketplace" and a commission within its amount, and the amounts add up to `total`.
+/// kInvalidArgument naming the recipient otherwise.
+Status check_split(const std::vector<Recipient>& recipients, Cents total);
+
+/// True for identifiers safe to use as storage keys and URL path segments: 1–128 of
+/// [A-Za-z0-9._:-], but not "." or "..".
 bool is_valid_identifier(std::string_view id);
 
 /// Keyed fingerprint over the fields that define a payment (value, currency, method,

@@ -111,6 +111,10 @@ struct RocksOptions {
   bool read_only = false;
   /// Threads that run `read_async` jobs. Default: 2
   size_t reader_threads = 2;
+  /// Each keyspace's memtable (RocksDB's write_buffer_size). RocksDB also waits for this much
+  /// free space on the file system before it resumes writing after a full disk. Smaller
+  /// recovers with less room freed, and flushes smaller files more often. Default: 16 MiB
+  size_t memtable_bytes = 16u << 20;
   /// Keyspaces whose point reads only look up keys that exist (never a key about to be
   /// created): their last level keeps no filter, which is where most of a filter's memory is.
   KeyspaceNames read_only_existing_keys{};
