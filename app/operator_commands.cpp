@@ -13,8 +13,28 @@
 namespace idempay::app {
 
 namespace {
+// Stored text as a terminal may show it: control characters (ESC, CR, NUL, ...) and DEL as
+// \xHH, a backslash doubled. Stored strings come from outside (an operator's reason, an
+// acquirer's message, a request's ids): none may forge a line or drive the operator's terminal.
+std::string shown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c == '\\' ? "\\\\" : std::string(1, c);
+    }
+  }
+  return out;
+}
+
 // The callback URL's query carries the gateway's X-VTEX-signature: never print it.
-std::string without_query(const std::string& url) { return url.substr(0, url.find('?')); }
+std::string without_query(const std::string& url) { return shown(url.substr(0, url.find('?'))); }
 
 // Reading tools open the store read-only, which works on a running connector's store too;
 // writing tools (replay) need it stopped.
@@ -70,9 +90,9 @@ int run_deliveries(const DeliveriesConfig& config) {
     return 0;
   }
   for (const auto& d : *list) {
-    std::cout << (d.dead ? "dead    " : "pending ") << d.id << "  payment=" << d.payment_id
-              << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << d.last_error
-              << (d.dead ? "  reason=" + d.dead_reason : "") << "  url=" << without_query(d.url) << "\n";
+    std::cout << (d.dead ? "dead    " : "pending ") << shown(d.id) << "  payment=" << shown(d.payment_id)
+              << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << shown(d.last_error)
+              << (d.dead ? "  reason=" + shown(d.dead_reason) : "") << "  url=" << without_query(d.url) << "\n";
   }
   return 0;
 }
@@ -119,41 +139,43 @@ void write_report_json(const domain::PaymentReport& r) {
 }
 
 void write_report_text(const domain::PaymentReport& r) {
-  std::cout << "payment " << r.payment_id << ": " << r.state << " (" << r.payment_method << ", " << r.currency
-            << ", merchant " << (r.owner.empty() ? "(stored before owners)" : r.owner) << ")\n"
+  std::cout << "payment " << shown(r.payment_id) << ": " << r.state << " (" << shown(r.payment_method) << ", "
+            << shown(r.currency) << ", merchant " << (r.owner.empty() ? "(stored before owners)" : shown(r.owner))
+            << ")\n"
             << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
             << ", refunded " << format_amount(r.refunded) << "\n"
-            << "  tid " << r.tid << ", nsu " << r.nsu << ", authorizationId " << r.authorization_id << "\n"
-            << "  card " << (r.card_bin.empty() ? "-" : r.card_bin + "..." + r.card_last4)
-            << ", callback " << r.callback_url << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
-            << "  answer: " << r.response << "\n";
+            << "  tid " << shown(r.tid) << ", nsu " << shown(r.nsu) << ", authorizationId " << shown(r.authorization_id)
+            << "\n"
+            << "  card " << (r.card_bin.empty() ? "-" : shown(r.card_bin) + "..." + shown(r.card_last4))
+            << ", callback " << shown(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
+            << "  answer: " << shown(r.response) << "\n";
   std::cout << "operations:\n";
   for (const auto& op : r.operations) {
-    std::cout << "  " << op.request_id << "  " << op.kind << "  " << op.phase << "  " << format_amount(op.amount)
-              << "  HTTP " << op.http_status << "\n";
+    std::cout << "  " << shown(op.request_id) << "  " << op.kind << "  " << op.phase << "  "
+              << format_amount(op.amount) << "  HTTP " << op.http_status << "\n";
   }
   std::cout << "deliveries:\n";
   for (const auto& d : r.deliveries) {
-    std::cout << "  " << d.id << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
+    std::cout << "  " << shown(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
   }
   std::cout << "audit trail:\n";
   for (const auto& a : r.audit) {
-    std::cout << "  #" << a.seq << "  " << a.kind << "  " << a.ref;
+    std::cout << "  #" << a.seq << "  " << shown(a.kind) << "  " << shown(a.ref);
     if (!a.merchant.empty()) {
-      std::cout << "  by " << a.merchant;
+      std::cout << "  by " << shown(a.merchant);
     }
     if (!a.before.empty() || !a.after.empty()) {
-      std::cout << "  " << (a.before.empty() ? "-" : a.before) << " -> " << a.after;
+      std::cout << "  " << (a.before.empty() ? "-" : shown(a.before)) << " -> " << shown(a.after);
     }
     if (!a.detail.empty() && a.kind != "arrivals_counted") {
-      std::cout << "  (" << a.detail << ")";
+      std::cout << "  (" << shown(a.detail) << ")";
     }
     std::cout << "\n";
   }
   if (!r.counted.empty()) {
     std::cout << "arrivals counted, not chained one by one (the chain was long):\n";
     for (const auto& c : r.counted) {
-      std::cout << "  " << c.count << " x " << c.kind << (c.merchant.empty() ? "" : " by " + c.merchant)
+      std::cout << "  " << c.count << " x " << shown(c.kind) << (c.merchant.empty() ? "" : " by " + shown(c.merchant))
                 << "  first " << c.first << "  last " << c.last
                 << (c.sealed_in ? "  in #" + std::to_string(c.sealed_in) : "  not sealed yet") << "\n";
     }
@@ -193,7 +215,7 @@ int run_audit_verify(const OperatorConfig& config) {
     return 1;
   }
   for (const auto& p : *problems) {
-    std::cout << "INCONSISTENT payment " << p.payment_id << ": " << p.problem << "\n";
+    std::cout << "INCONSISTENT payment " << shown(p.payment_id) << ": " << shown(p.problem) << "\n";
   }
   if (!problems->empty()) {
     std::cout << problems->size() << " inconsistencies found\n";

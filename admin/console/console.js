@@ -104,14 +104,26 @@ async function search(event, more) {
   $("more").hidden = !nextCursor;
 }
 
+// A payment id as one path segment: percent-encoded (the API decodes each segment once).
+// "." and ".." cannot be a segment at all (the URL parser resolves them away): no payment
+// has such an id, and none is asked for.
+function paymentPath(id) {
+  return id === "." || id === ".." ? null : "payments/" + encodeURIComponent(id);
+}
+
 async function show(id) {
-  const r = await api("GET", "payments/" + encodeURIComponent(id));
+  const path = paymentPath(id);
+  const r = path ? await api("GET", path) : { status: 404, data: { detail: "not a payment id" } };
   $("detail").hidden = false;
   $("detail-id").textContent = id;
   const facts = $("facts");
   facts.textContent = "";
-  if (r.status !== 200) {
-    current = null;
+  for (const table of ["#operations tbody", "#deliveries tbody"]) document.querySelector(table).textContent = "";
+  $("timeline").textContent = "";
+  $("action-form").hidden = true;
+  action = null;
+  if (r.status !== 200 || !r.data || !r.data.card) {
+    current = null;  // nothing of the previous payment stays on the page, nor can be acted on
     facts.appendChild(text("dt", "error"));
     facts.appendChild(text("dd", (r.data && r.data.detail) || r.status));
     return;
@@ -125,10 +137,8 @@ async function show(id) {
     facts.appendChild(text("dd", v));
   }
   const ops = document.querySelector("#operations tbody");
-  ops.textContent = "";
   for (const o of p.operations) ops.appendChild(row([o.requestId, o.kind, o.phase, o.amount, o.httpStatus]));
   const dl = document.querySelector("#deliveries tbody");
-  dl.textContent = "";
   for (const d of p.deliveries) {
     let replay = text("span", "");
     if (d.dead && me.role === "act") {
@@ -141,7 +151,6 @@ async function show(id) {
                         d.lastError, replay]));
   }
   const timeline = $("timeline");
-  timeline.textContent = "";
   for (const e of p.audit) {
     const li = document.createElement("li");
     li.appendChild(text("div", when(e.time) + (e.actor ? " · " + e.actor : ""), "when"));
@@ -154,7 +163,7 @@ async function show(id) {
 
 function openAction(route) {
   if (!current) return;
-  if (route === "reconcile") return act("POST", "payments/" + encodeURIComponent(current.paymentId) + "/reconcile", {}, newKey());
+  if (route === "reconcile") return act("POST", paymentPath(current.paymentId) + "/reconcile", {}, newKey());
   action = { route, key: newKey() };
   $("action-title").textContent = { refunds: "Refund", settlements: "Settle", cancellations: "Cancel" }[route] + " " + current.paymentId;
   $("action-value-label").hidden = route === "cancellations";
@@ -170,7 +179,7 @@ async function submitAction(event) {
   if (!action) return;
   const body = { reason: $("action-reason").value };
   if (action.route !== "cancellations") body.value = Number($("action-value").value);
-  await act("POST", "payments/" + encodeURIComponent(current.paymentId) + "/" + action.route, body, action.key);
+  await act("POST", paymentPath(current.paymentId) + "/" + action.route, body, action.key);
 }
 
 async function act(method, path, body, key) {

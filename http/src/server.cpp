@@ -472,7 +472,7 @@ private:
     const std::string& path = path_;
     if (server_.options.known_path && !server_.options.known_path(path)) {
       keep_alive_ = false;  // its body, if any, is never read
-      return write(problem(404, "Not Found", "no such route"));
+      return write(refusal(problem(404, "Not Found", "no such route")));
     }
     bearer_ = server_.is_bearer_path(path) && !server_.is_public(path);
     if ((server_.authenticates() || bearer_) && !server_.is_public(path)) {
@@ -497,7 +497,7 @@ private:
                                           "too many wrong credentials from this address; retry later");
       r.headers.push_back({"retry-after", std::to_string(wait)});
       keep_alive_ = false;
-      return write(std::move(r));
+      return write(refusal(std::move(r)));
     }
     metrics::count_auth_failure(false);
     if (server_.throttle.record_failure(source_, now)) {
@@ -530,7 +530,14 @@ private:
   // Answers and closes: the rest of the connection's bytes are never read as a request.
   void refuse(unsigned status, std::string_view code, std::string_view message) {
     keep_alive_ = false;
-    write(server_.options.errors(status, code, message));
+    write(refusal(server_.options.errors(status, code, message)));
+  }
+
+  // What the server answers by itself is never cached, nor read as anything but its type.
+  static Response refusal(Response r) {
+    r.headers.push_back({"cache-control", "no-store"});
+    r.headers.push_back({"x-content-type-options", "nosniff"});
+    return r;
   }
 
   void dispatch(bhttp::request<bhttp::string_body> req) {

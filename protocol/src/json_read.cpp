@@ -79,56 +79,38 @@ struct JsonBuilder {
       return simdjson::DEPTH_ERROR;
     }
     od::json_type type;
-    if (auto e = v.type().get(type)) {
-      return e;
-    }
+    SIMDJSON_TRY(v.type().get(type));
     switch (type) {
       case od::json_type::array: {
         out.type_ = JsonValue::Type::kArray;
         od::array array;
-        if (auto e = v.get_array().get(array)) {
-          return e;
-        }
+        SIMDJSON_TRY(v.get_array().get(array));
         for (auto element : array) {
           od::value item;
-          if (auto e = element.get(item)) {
-            return e;
-          }
+          SIMDJSON_TRY(element.get(item));
           out.items_.emplace_back();
-          if (auto e = build(item, out.items_.back(), depth + 1)) {
-            return e;
-          }
+          SIMDJSON_TRY(build(item, out.items_.back(), depth + 1));
         }
         return simdjson::SUCCESS;
       }
       case od::json_type::object: {
         out.type_ = JsonValue::Type::kObject;
         od::object object;
-        if (auto e = v.get_object().get(object)) {
-          return e;
-        }
+        SIMDJSON_TRY(v.get_object().get(object));
         for (auto field : object) {
           std::string_view key;
           od::value value;
-          if (auto e = field.unescaped_key().get(key)) {
-            return e;
-          }
-          if (auto e = field.value().get(value)) {
-            return e;
-          }
+          SIMDJSON_TRY(field.unescaped_key().get(key));
+          SIMDJSON_TRY(field.value().get(value));
           out.members_.emplace_back(std::string(key), JsonValue());
-          if (auto e = build(value, out.members_.back().second, depth + 1)) {
-            return e;
-          }
+          SIMDJSON_TRY(build(value, out.members_.back().second, depth + 1));
         }
         duplicate_key |= out.members_.size() > 1 && has_duplicate_keys(out.members_);
         return simdjson::SUCCESS;
       }
       case od::json_type::number: {
         std::string_view text;
-        if (auto e = raw_token(v, text)) {
-          return e;
-        }
+        SIMDJSON_TRY(raw_token(v, text));
         text = trimmed(text);
         if (!is_json_number(text)) {
           return simdjson::NUMBER_ERROR;
@@ -139,9 +121,7 @@ struct JsonBuilder {
       }
       case od::json_type::string: {
         std::string_view text;
-        if (auto e = v.get_string().get(text)) {
-          return e;
-        }
+        SIMDJSON_TRY(v.get_string().get(text));
         out.type_ = JsonValue::Type::kString;
         out.text_ = std::string(text);
         return simdjson::SUCCESS;
@@ -151,9 +131,7 @@ struct JsonBuilder {
         return v.get_bool().get(out.boolean_);
       case od::json_type::null: {
         bool null = false;
-        if (auto e = v.is_null().get(null)) {
-          return e;
-        }
+        SIMDJSON_TRY(v.is_null().get(null));
         return null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
       }
     }

@@ -37,7 +37,7 @@ def test_one_line_per_request_with_the_request_id_and_nothing_secret(connector_f
     assert settle["operationRequestId"] == "s-1"
     assert refused["status"] == 401 and "merchant" not in refused
     assert pos["route"] == "/pos/{paymentId}/terminal" and pos["paymentId"] == "al-9"
-    assert unknown["route"] == "unknown" and unknown["status"] == 401  # no credentials: refused first
+    assert unknown["route"] == "unknown" and unknown["status"] == 404  # no such route: before any credential
     raw = log.read_bytes()
     for secret in [b"4444333322221111", APP_TOKEN.encode(), b"wrong", b"secret-link-token", b"John Doe", b"123\""]:
         assert secret not in raw, secret

@@ -129,3 +129,25 @@ def test_a_flood_of_replays_is_counted_not_chained(connector):
     assert "arrivals counted" in run("inspect", "flood-1", "--data-dir", str(connector.data_dir)).stdout
     verified = run("audit", "verify", "--payment", "flood-1", "--data-dir", str(connector.data_dir))
     assert verified.returncode == 0, verified.stdout
+
+
+def test_stored_text_reaches_an_operators_terminal_escaped(connector, tmp_path):
+    """Whatever text a record holds — a reason, an acquirer's message, or bytes written behind
+    the connector's back — the command-line tools print no control character: no forged line,
+    no ESC sequence, no carriage return or NUL on the operator's terminal."""
+    connector.post("/payments", create_body("escape-1"))
+    connector.process.terminate()
+    edited = tmp_path / "escape"
+    shutil.copytree(connector.data_dir, edited)
+    db = edited / "rocksdb"
+    raw = bytes.fromhex(ldb(db, "--value_hex", "get", "escape-1/0000000001")[2:])
+    version, entry = raw[:8], json.loads(raw[8:])  # the store's etag, then the entry
+    entry["detail"] = "ok\u001b[31m red\r\n  #99  event_processed  forged\u0000"
+    ldb(db, "--value_hex", "put", "escape-1/0000000001", "0x" + (version + json.dumps(entry).encode()).hex())
+    for args in (("inspect", "escape-1"), ("audit", "verify")):
+        out = subprocess.run([BIN, *args, "--data-dir", str(edited)], capture_output=True)
+        printed = out.stdout + out.stderr
+        assert b"\x1b" not in printed and b"\r" not in printed and b"\x00" not in printed, (args, printed)
+        assert b"\n  #99" not in printed, "a forged line of the trail"
+    shown = subprocess.run([BIN, "inspect", "escape-1", "--data-dir", str(edited)], capture_output=True).stdout
+    assert b"ok\\x1b[31m red\\x0d\\x0a  #99" in shown, shown

@@ -1,10 +1,12 @@
-"""The optional configuration flow (issue 14, item 10; notes/ppp.md §3.8): the gateway, with the
+"""The optional configuration flow: the gateway, with the
 credentials configured for the flow, gets a token; the merchant's browser gets a consent page
 whose link goes back to the gateway with an authorization code; the gateway exchanges the code
 for a new AppKey/AppToken, which then work on the payment routes at once and after a restart.
-The flow's credentials open nothing else; codes and tokens are single-purpose and expire."""
+The flow's credentials open nothing else; codes and tokens are single-purpose and expire; pending
+flows, their returnUrls, the onboarding rate and the number of merchants are bounded."""
 import json
 import re
+import time
 import urllib.parse
 
 from conftest import APP_KEY, APP_TOKEN, AUTH, create_body, request
@@ -84,3 +86,49 @@ def test_the_flow_is_closed_to_everyone_else_and_its_credentials_open_nothing_el
     assert request(c.port, "GET", "/authorization/redirect?applicationId=vtex&token=deadbeef", headers={})[0] == 404
     assert exchange(c, "deadbeef")[0] == 404
     assert not (c.data_dir / "onboarded-merchants.json").exists()
+
+
+def flow_connector(connector_factory, *extra):
+    return connector_factory(merchants=MERCHANTS, extra_args=["--onboarding-return-hosts", "admin.example", *extra])
+
+
+def test_the_flow_cannot_exhaust_memory_or_fill_the_merchants_file(connector_factory):
+    c = flow_connector(connector_factory, "--onboarding-max-merchants", "3")
+    # A huge returnUrl is refused outright (it would live in memory for the token's 15 minutes).
+    huge = RETURN + "&pad=" + "x" * 200_000
+    status, raw, _ = c.post("/authorization/token", {"applicationId": "vtex", "returnUrl": huge}, FLOW)
+    assert status == 400 and b"longer than" in raw, raw
+    # No more merchants than the cap: the fourth exchange is refused and the file keeps three.
+    codes = [onboard(c)[1] for _ in range(4)]
+    assert [exchange(c, code)[0] for code in codes] == [200, 200, 200, 503]
+    stored = json.loads((c.data_dir / "onboarded-merchants.json").read_text())
+    assert len(stored["merchants"]) == 3
+    # Pending flows are bounded per credential (100 live tokens): the 101st waits.
+    statuses = [c.post("/authorization/token", {"applicationId": "vtex", "returnUrl": RETURN}, FLOW)[0]
+                for _ in range(101)]
+    assert statuses.count(200) <= 100 - 4 and statuses[-1] == 503, statuses
+
+
+def test_merchants_are_onboarded_at_a_bounded_rate_and_a_refused_code_works_later(connector_factory):
+    c = flow_connector(connector_factory)
+    codes = [onboard(c)[1] for _ in range(22)]
+    statuses = [exchange(c, code)[0] for code in codes]
+    assert statuses[:20] == [200] * 20 and 503 in statuses[20:], statuses
+    refused = codes[statuses.index(503)]
+    deadline = time.time() + 15  # one more every 3 s
+    while exchange(c, refused)[0] != 200:
+        assert time.time() < deadline, "the refused code never went through"
+        time.sleep(0.5)
+
+
+def test_the_consent_page_keeps_the_fragment_and_cannot_be_framed(connector_factory):
+    c = flow_connector(connector_factory)
+    back = "https://admin.example/return?x=1#done"
+    status, raw, _ = c.post("/authorization/token", {"applicationId": "vtex", "returnUrl": back}, FLOW)
+    token = json.loads(raw)["token"]
+    status, page, headers = request(c.port, "GET", f"/authorization/redirect?token={token}", headers={})
+    link = re.search(rb'id="accept" href="([^"]+)"', page).group(1).decode().replace("&amp;", "&")
+    code = re.search(r"authorizationCode=([0-9a-f]+)", link).group(1)
+    assert link == f"https://admin.example/return?x=1&authorizationCode={code}#done", link
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY"

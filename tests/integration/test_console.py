@@ -39,6 +39,7 @@ def browser(tmp_path):
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--window-size=1280,1100", f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's errors, for the tests
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"),
                               options=options)
     driver.set_page_load_timeout(30)
@@ -94,3 +95,34 @@ def test_a_double_clicked_refund_in_the_console_refunds_once(connector_factory, 
     # Nothing in the page came from elsewhere.
     for entry in browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)"):
         assert entry.startswith(f"http://127.0.0.1:{c.port}/"), entry
+
+
+def test_the_console_opens_any_id_the_connector_accepts_and_keeps_nothing_of_the_last(connector_factory, stubs,
+                                                                                      browser):
+    """A paymentId with ':' is sent percent-encoded and decoded once by the API; an id that is
+    no payment shows an error and nothing of the payment shown before (its trail, its buttons)."""
+    c = connector_factory(acquirer=stubs().url, merchants=MERCHANTS, operators=OPERATORS)
+    approved(c, "order:42", value=12)
+    wait = WebDriverWait(browser, 20)
+    browser.get(f"http://127.0.0.1:{c.port}/admin/")
+    browser.find_element(By.ID, "token").send_keys(ROOT)
+    browser.find_element(By.ID, "sign-in-button").click()
+    wait.until(ready.visibility_of_element_located((By.ID, "console")))
+
+    def open_id(payment_id):
+        box = browser.find_element(By.ID, "search-id")
+        box.clear()
+        box.send_keys(payment_id)
+        browser.find_element(By.ID, "search-button").click()
+        wait.until(ready.text_to_be_present_in_element((By.ID, "detail-id"), payment_id))
+
+    open_id("order:42")
+    wait.until(ready.text_to_be_present_in_element((By.ID, "timeline"), "event processed"))
+    assert "shop" in browser.find_element(By.ID, "facts").text
+    for not_a_payment in ("..", "no-such-payment"):
+        open_id(not_a_payment)
+        wait.until(ready.text_to_be_present_in_element((By.ID, "facts"), "error"))
+        assert browser.find_element(By.ID, "timeline").text == ""
+        assert browser.find_element(By.CSS_SELECTOR, "#operations tbody").text == ""
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "TypeError" in e["message"]]
+        assert not errors, errors

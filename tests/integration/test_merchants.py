@@ -144,3 +144,34 @@ def test_a_bad_credentials_file_is_refused_at_start(tmp_path, case):
                           "--credentials", str(path)], capture_output=True, timeout=30)
     assert run.returncode == 2, run.stderr
     assert str(path).encode() in run.stderr and b"error" in run.stderr
+
+
+def test_the_stub_trigger_is_the_payment_owners_alone(connector_factory):
+    """The in-process stub's trigger resolves a pending payment; nobody but its merchant may
+    pull it: not a stranger with the homologation suite's empty pair, not another merchant."""
+    suite = {"name": "homologation", "appKey": "", "appToken": "", "testSuite": "only"}
+    c = connector_factory(merchants=[ALPHA, BETA, suite], extra_args=["--stub-pending-delay-ms", "600000"])
+    status, raw, _ = c.post("/payments", create_body("owned-1", card="4222222222222224"), AS_ALPHA)
+    assert status == 200 and json.loads(raw)["status"] == "undefined", raw
+    trigger = {"paymentId": "owned-1", "outcome": "approve"}
+    as_suite = {"X-VTEX-API-Is-TestSuite": "true", "Content-Type": "application/json"}
+    assert c.post("/stub/trigger", trigger, {"Content-Type": "application/json"})[0] == 401
+    for stranger in (as_suite, AS_BETA):
+        status, raw, _ = c.post("/stub/trigger", trigger, stranger)
+        assert status == 404 and b"triggered" not in raw, (stranger, raw)
+        missing = c.post("/stub/trigger", {"paymentId": "nobody-1", "outcome": "approve"}, stranger)
+        assert (missing[0], missing[1]) == (status, raw), "as if the payment did not exist"
+    assert json.loads(c.post("/payments", create_body("owned-1", card="4222222222222224"), AS_ALPHA)[1])["status"] \
+        == "undefined", "still pending: no stranger resolved it"
+    # Its owner may; the trail says who asked, and who was refused.
+    assert c.post("/stub/trigger", trigger, AS_ALPHA)[0] == 200
+    deadline = time.time() + 10
+    while json.loads(c.post("/payments", create_body("owned-1", card="4222222222222224"), AS_ALPHA)[1])["status"] \
+            != "approved":
+        assert time.time() < deadline
+        time.sleep(0.1)
+    c.process.terminate()
+    trail = inspect(c, "owned-1")["audit"]
+    assert [e["merchant"] for e in trail if e["kind"] == "acquirer_action_requested"] == ["alpha"]
+    refused = {e["merchant"] for e in trail if e["kind"] == "access_refused"}
+    assert refused == {"beta", "homologation"}, trail

@@ -71,7 +71,10 @@ def test_wrong_operator_tokens_are_throttled(connector_factory, stubs):
     c = connector(connector_factory, stubs())
     statuses = [admin(c, "GET", "me", token=f"guess-{i:020d}")[0] for i in range(24)]
     assert statuses[:20] == [401] * 20 and statuses[-1] == 429, statuses
-    assert admin(c, "GET", "me")[0] == 429  # the source is throttled, whatever it presents now
+    # A valid token is never refused by the throttle (no lockout by a stranger's guesses)...
+    assert admin(c, "GET", "me")[0] == 200
+    # ...while more guesses from the source still are.
+    assert admin(c, "GET", "me", token="guess-x" * 4)[0] == 429
     log = c.process.log_path.read_text()
     assert "wrong credentials from 127.0.0.1 (bearer token on /admin/v1/me)" in log
     assert "guess-" not in log  # no part of a token is logged
@@ -306,3 +309,115 @@ def test_two_instances_on_postgresql_share_the_keys(connector_factory, stubs, pg
     assert len(refunds) == 1 and refunds[0]["amount"] == 4, refunds
     seen = {p["paymentId"] for p in json.loads(admin(nodes[1], "GET", "payments")[1])["payments"]}
     assert seen == {"pg-op-1"}
+
+
+def raw_request(port, lines, body=b""):
+    """A request written byte for byte (repeated headers, numbers Python's json would alter)."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"\r\n".join(lines) + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    out = b""
+    s.settimeout(10)
+    while b"\r\n\r\n" not in out or len(out.split(b"\r\n\r\n", 1)[1]) < int(
+            out.lower().split(b"content-length: ")[1].split(b"\r\n")[0]):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        out += chunk
+    s.close()
+    return int(out[9:12]), out.split(b"\r\n\r\n", 1)[1]
+
+
+def settled(c, pid, value=10):
+    approved(c, pid, value=value)
+    assert request(c.port, "POST", f"/payments/{pid}/settlements",
+                   {"paymentId": pid, "requestId": f"s-{pid}", "value": value}, AUTH)[0] == 200
+
+
+def test_one_key_is_one_refund_however_the_route_is_spelled(connector_factory, stubs):
+    stub = stubs()
+    c = connector(connector_factory, stub)
+    settled(c, "spell-1")
+    body = {"value": 2, "reason": "returned"}
+    first = admin(c, "POST", "payments/spell-1/refunds", body=body, key="one-key")
+    assert first[0] == 200, first
+    for spelling in ("payments/spell-1/refunds/", "payments/spell%2D1/refunds", "payments/%73pell-1/refunds/"):
+        again = admin(c, "POST", spelling, body=body, key="one-key")
+        assert again[:2] == first[:2] and again[2]["idempotent-replayed"] == "true", spelling
+    refunds = [r for k, r in ledger(stub).get("refunds", {}).items() if k.startswith("spell-1/")]
+    assert len(refunds) == 1 and refunds[0]["amount"] == 2, refunds
+
+
+def test_search_cursors_are_sealed_and_cannot_be_chosen(connector_factory, stubs):
+    c = connector(connector_factory, stubs())
+    for i in range(4):
+        approved(c, f"cur-shop-{i}")
+        approved(c, f"cur-other-{i}", auth=OTHER_AUTH)
+    seen, cursor = [], None
+    while True:
+        status, raw, _ = admin(c, "GET", "payments?limit=1" + (f"&cursor={cursor}" if cursor else ""), token=LIMITED)
+        assert status == 200, raw
+        page = json.loads(raw)
+        seen += [p["paymentId"] for p in page["payments"]]
+        cursor = page["nextCursor"]
+        if not cursor:
+            break
+        # Opaque: no payment id can be read out of it.
+        assert all(pid.encode().hex() not in cursor for pid in ("cur-shop-0", "cur-other-0", "cur-other-1"))
+    assert seen == [f"cur-other-{i}" for i in range(4)]
+    # A cursor made up by the operator (a payment id of another merchant's, to walk past it) is
+    # refused, and so is an altered one.
+    for made_up in ("cur-shop-1".encode().hex(), cursor_of := json.loads(admin(c, "GET", "payments?limit=1")[1])
+                    ["nextCursor"][:-2] + "00"):
+        assert admin(c, "GET", f"payments?cursor={made_up}", token=LIMITED)[0] == 400, made_up
+
+
+def test_operator_text_and_amounts_follow_the_protocols_rules(connector_factory, stubs):
+    stub = stubs()
+    c = connector(connector_factory, stub)
+    settled(c, "rules-1")
+    # Control characters in a reason would forge audit lines and drive operators' terminals.
+    for reason in ("ok\x1b[31m red", "line\r\nforged line", "nul\x00byte"):
+        status, raw, _ = admin(c, "POST", "payments/rules-1/refunds", body={"value": 1, "reason": reason},
+                               key="k-" + reason.encode().hex())
+        assert status == 400 and b"control characters" in raw, (reason, raw)
+    # Amounts are decimals read from their text, as on Create Payment: never rounded.
+    head = [b"POST /admin/v1/payments/rules-1/refunds HTTP/1.1", b"Host: x", b"Authorization: Bearer " + ROOT.encode(),
+            b"Content-Type: application/json", b"Idempotency-Key: rounding"]
+    status, raw = raw_request(c.port, head, b'{"value":1.999999999999999999999,"reason":"r"}')
+    assert status == 400 and b"two decimals" in raw, raw
+    # The same value spelled otherwise is the same request: its replay, not a 422.
+    first = raw_request(c.port, head[:-1] + [b"Idempotency-Key: spelled"], b'{"value":1,"reason":"r"}')
+    again = raw_request(c.port, head[:-1] + [b"Idempotency-Key: spelled"], b'{"reason":"r","value":1.00}')
+    assert first[0] == 200 and again == first, (first, again)
+    # One key, in one header.
+    status, raw = raw_request(c.port, head[:-1] + [b"Idempotency-Key: a", b"Idempotency-Key: b"],
+                              b'{"value":1,"reason":"r"}')
+    assert status == 400, raw
+    status, raw = raw_request(c.port, head[:-1] + [b"Idempotency-Key: a", b"X-Idempotency-Key: a"],
+                              b'{"value":1,"reason":"r"}')
+    assert status == 400, raw
+    refunds = [r for k, r in ledger(stub).get("refunds", {}).items() if k.startswith("rules-1/")]
+    assert [r["amount"] for r in refunds] == [1], refunds
+
+
+def test_api_answers_are_never_cached_or_sniffed_and_unknown_routes_are_404(connector_factory, stubs):
+    c = connector(connector_factory, stubs(), "--metrics-listen", "127.0.0.1:0")
+    approved(c, "cache-1")
+    for method, path, token in (("GET", "me", ROOT), ("GET", "payments/cache-1", ROOT), ("GET", "nope", ROOT),
+                                ("POST", "me", ROOT), ("GET", "payments/cache-1", LIMITED)):
+        status, _, h = admin(c, method, path, token=token)
+        assert h.get("cache-control") == "no-store" and h.get("x-content-type-options") == "nosniff", (path, h)
+    # Paths no route has are 404 (RFC 7807) before any credential is looked at: a browser's
+    # favicon request or a scanner's probe is not a wrong credential, and locks nobody out.
+    from test_metrics import metrics_port
+    def wrong_credentials():
+        body = request(metrics_port(c), "GET", "/metrics", headers={})[1].decode()
+        return sum(float(l.split()[-1]) for l in body.splitlines() if l.startswith("idempay_auth_failures_total"))
+    before = wrong_credentials()
+    for path in ("/favicon.ico", "/robots.txt", "/ADMIN/v1", "/admin/v1/nope", "/payments/x/nope"):
+        for headers in ({}, bearer(ROOT), AUTH):
+            status, raw, h = request(c.port, "GET", path, headers=headers)
+            assert status == 404 and h["content-type"] == "application/problem+json", (path, status, raw)
+    assert wrong_credentials() == before
+    assert admin(c, "GET", "me")[0] == 200

@@ -95,10 +95,12 @@ protected:
     options.credentials = creds;
     options.credential_headers = {{"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"},
                                   {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
+    configure(options);
     server = std::make_unique<Server>(options, handler);
     port = server->start().value();
   }
   void TearDown() override { server->stop(std::chrono::milliseconds(100)); }
+  virtual void configure(ServerOptions&) {}
 
   static std::string post(const std::string& path, const std::string& headers, const std::string& body) {
     return "POST " + path + " HTTP/1.1\r\nHost: x\r\n" + headers + "Content-Length: " +
@@ -320,19 +322,9 @@ std::string proxy_header(const char* client) {
 
 class RoutedServerTest : public ServerTest {
 protected:
-  void SetUp() override {
-    auto creds = std::make_shared<Credentials>();
-    ASSERT_TRUE(creds->add("shop", "key-1", {"token-1"}));
-    ServerOptions options;
-    options.port = 0;
-    options.header_timeout = std::chrono::milliseconds(1000);
-    options.public_paths = {"/manifest"};
-    options.credentials = creds;
-    options.credential_headers = {{"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}};
+  void configure(ServerOptions& options) override {
     options.known_path = [](std::string_view path) { return path == "/p" || path == "/manifest"; };
     options.trusted_proxies = NetworkList::parse("127.0.0.7/32, ::1").value();
-    server = std::make_unique<Server>(options, handler);
-    port = server->start().value();
   }
 };
 
