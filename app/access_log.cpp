@@ -16,7 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/metrics/metrics.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_writer.hpp"
 
 namespace idempay::app {
 

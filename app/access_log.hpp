@@ -8,7 +8,7 @@
 
 #include "idempay/domain/audit.hpp"
 #include "idempay/http/server.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::app {
 

@@ -1,6 +1,6 @@
 #include "callback_transport.hpp"
 
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/base/webhooks.hpp"
 
 namespace idempay::app {
 

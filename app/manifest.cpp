@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "merchants.hpp"
 #include "private_files.hpp"
 

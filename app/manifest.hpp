@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/protocol/methods.hpp"
 
 namespace idempay::app {

@@ -8,15 +8,15 @@ namespace {
 
 // Stands for an acquirer that cannot be built (a stored route no longer valid): every call
 // fails as "did not happen", which leaves the payment retryable and charges nothing.
-class UnreachableAcquirer final : public acquirer::Acquirer {
+class UnreachableAcquirer final : public domain::Acquirer {
 public:
-  void authorize(acquirer::AuthorizeCall, acquirer::Callback<acquirer::Authorization> done) override {
+  void authorize(domain::AuthorizeCall, domain::Callback<domain::Authorization> done) override {
     done(fail());
   }
-  void operate(acquirer::OperationCall, acquirer::Callback<acquirer::OperationOutcome> done) override {
+  void operate(domain::OperationCall, domain::Callback<domain::OperationOutcome> done) override {
     done(fail());
   }
-  void status(std::string, acquirer::Callback<std::optional<acquirer::Authorization>> done) override {
+  void status(std::string, domain::Callback<std::optional<domain::Authorization>> done) override {
     done(fail());
   }
 
@@ -62,7 +62,7 @@ MerchantPolicy MerchantDirectory::policy_of(const std::string& merchant) const {
   return MerchantPolicy{s.test_suite, s.require_secure_proxy, s.manual_cancel, s.manual_refund, s.onboarding};
 }
 
-acquirer::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {
+domain::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, const std::string& merchant) {
   const std::string& route = stored_route.empty() ? defaults_.route : stored_route;  // stored before routes
   std::lock_guard lock(mutex_);
   if (route == kStubRoute) {

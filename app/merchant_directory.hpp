@@ -9,7 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/acquirers/http_acquirer.hpp"
+#include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "merchants.hpp"
 
@@ -35,7 +36,7 @@ public:
   /// The merchant's policy flags in force (defaults for a name not in the file); no string is
   /// copied, so the routes may ask on every request.
   MerchantPolicy policy_of(const std::string& merchant) const;
-  acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
+  domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.
   std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
@@ -55,8 +56,8 @@ private:
   mutable std::mutex mutex_;                  // guards what follows
   std::unique_ptr<acquirer::StubAcquirer> stub_;
   std::optional<acquirer::StubWebhookOptions> stub_webhooks_;
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<acquirer::Acquirer>> http_;  // (url, key)
-  std::unique_ptr<acquirer::Acquirer> unreachable_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<domain::Acquirer>> http_;  // (url, key)
+  std::unique_ptr<domain::Acquirer> unreachable_;
 };
 
 }  // namespace idempay::app

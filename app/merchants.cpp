@@ -5,7 +5,7 @@
 #include <set>
 
 #include "idempay/http/url.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/json_read.hpp"
 #include "private_files.hpp"
 
 namespace idempay::app {

@@ -9,8 +9,8 @@
 
 #include "idempay/admin/operator_api.hpp"
 #include "idempay/http/credentials.hpp"
-#include "idempay/protocol/error.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/error.hpp"
+#include "idempay/base/json_read.hpp"
 
 namespace idempay::app {
 

@@ -17,12 +17,12 @@ public:
   std::string route_for(const std::string& merchant, bool test_suite) override {
     return inner_.route_for(merchant, test_suite);
   }
-  acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
+  domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
 private:
   actors::AcquirerRoutes& inner_;
   std::mutex mutex_;
-  std::map<acquirer::Acquirer*, std::unique_ptr<acquirer::Acquirer>> metered_;  // by the acquirer they wrap
+  std::map<domain::Acquirer*, std::unique_ptr<domain::Acquirer>> metered_;  // by the acquirer they wrap
 };
 
 }  // namespace idempay::app

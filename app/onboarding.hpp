@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "idempay/http/url.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::app {
 

@@ -6,8 +6,8 @@
 #include "idempay/domain/deliveries.hpp"
 #include "idempay/domain/inspection.hpp"
 #include "idempay/domain/keyspaces.hpp"
-#include "idempay/protocol/json_writer.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/json_writer.hpp"
+#include "idempay/base/money.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::app {

@@ -6,11 +6,12 @@
 
 #include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 #include "idempay/protocol/methods.hpp"
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
+#include "idempay/acquirers/wire.hpp"
+#include "idempay/base/webhooks.hpp"
 
 namespace idempay::app {
 

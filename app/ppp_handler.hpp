@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/http/routes.hpp"
 #include "idempay/http/server.hpp"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 
 namespace idempay::app {
 

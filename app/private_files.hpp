@@ -2,8 +2,8 @@
 // Files only the service's own user may read: the data directory and the secrets in it.
 #include <string>
 
-#include "idempay/protocol/error.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/error.hpp"
+#include "idempay/base/json_read.hpp"
 
 namespace idempay::app {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::app {

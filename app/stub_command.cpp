@@ -1,8 +1,8 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
-#include "idempay/acquirer/stub_server.hpp"
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/acquirers/stub_server.hpp"
+#include "idempay/base/webhooks.hpp"
 
 namespace idempay::app {
 

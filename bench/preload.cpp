@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 
-#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/ppp.hpp"

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "idempay/acquirer/acquirer.hpp"
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/acquirers/wire.hpp"
+#include "idempay/base/webhooks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -13,7 +13,7 @@
 
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/metrics/metrics.hpp"
-#include "idempay/protocol/fault.hpp"
+#include "idempay/base/fault.hpp"
 #include "directory.hpp"
 #include "idempay/domain/records.hpp"
 

@@ -267,7 +267,7 @@ void PaymentActor::on_answer_deadline(uint64_t attempt) {
 
 void PaymentActor::call_authorize() {
   arm_answer_deadline();
-  acquirer::AuthorizeCall call;
+  domain::AuthorizeCall call;
   const auto& request = *inflight_create_;
   call.key = id();
   call.amount = request.value;
@@ -283,8 +283,8 @@ void PaymentActor::call_authorize() {
   call.secure_proxy_url = request.secure_proxy_url;
   spdlog::debug("payment {}: authorize (record etag {})", id(), payment_.etag);
   payment_acquirer().authorize(
-      std::move(call), in_actor<Result<acquirer::Authorization>>([me = shared_from_this()](
-                                                                      Result<acquirer::Authorization> result) {
+      std::move(call), in_actor<Result<domain::Authorization>>([me = shared_from_this()](
+                                                                      Result<domain::Authorization> result) {
         if (!result) {
           // Outcome unknown: the record stays unresolved, the callers hear "undefined", and
           // the acquirer's status call under the same key settles it in the background.
@@ -312,13 +312,13 @@ void PaymentActor::call_authorize() {
 void PaymentActor::ask_status() {
   arm_answer_deadline();
   spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
-  payment_acquirer().status(id(), in_actor<Result<std::optional<acquirer::Authorization>>>(
-                                      [me = shared_from_this()](Result<std::optional<acquirer::Authorization>> r) {
+  payment_acquirer().status(id(), in_actor<Result<std::optional<domain::Authorization>>>(
+                                      [me = shared_from_this()](Result<std::optional<domain::Authorization>> r) {
                                         me->on_status(std::move(r));
                                       }));
 }
 
-void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> status) {
+void PaymentActor::on_status(Result<std::optional<domain::Authorization>> status) {
   int64_t now = now_unix_ms();
   bool found = status && *status;
   if (found && flow_ != Flow::kRefresh) {
@@ -359,10 +359,10 @@ void PaymentActor::on_status(Result<std::optional<acquirer::Authorization>> stat
 void PaymentActor::call_operation(PendingOperation op) {
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.record.acquirer_key.empty() ? op.request.request_id : op.record.acquirer_key;
-  acquirer::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount,
+  domain::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount,
                                op.record.recipients};
-  payment_acquirer().operate(std::move(call), in_actor<Result<acquirer::OperationOutcome>>(
-                                                  [me = shared_from_this(), op](Result<acquirer::OperationOutcome> r) {
+  payment_acquirer().operate(std::move(call), in_actor<Result<domain::OperationOutcome>>(
+                                                  [me = shared_from_this(), op](Result<domain::OperationOutcome> r) {
                                                     if (!r) {
                                                       spdlog::warn("payment {}: acquirer {} failed: {}", me->id(),
                                                                    ppp::to_string(op.request.kind), r.error().message);

@@ -16,7 +16,7 @@
 #include "idempay/domain/audit.hpp"
 #include "idempay/domain/payment_core.hpp"
 #include "idempay/domain/payment_reads.hpp"
-#include "idempay/protocol/fault.hpp"
+#include "idempay/base/fault.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "messages.hpp"
 
@@ -159,7 +159,7 @@ private:
   void arm_answer_deadline();
   void on_answer_deadline(uint64_t attempt);
   void call_operation(PendingOperation op);
-  void on_status(Result<std::optional<acquirer::Authorization>> status);
+  void on_status(Result<std::optional<domain::Authorization>> status);
 
   // Ends the current mutation and starts the next deferred one, if any.
   void finish();
@@ -230,7 +230,7 @@ private:
   void resume_operation(const std::string& request_id);
 
   // The acquirer this payment went to when it was created, with its owner's credentials.
-  acquirer::Acquirer& payment_acquirer() const {
+  domain::Acquirer& payment_acquirer() const {
     return ctx_.acquirers->acquirer(record().acquirer_route, owner_of(record(), ctx_.core));
   }
 

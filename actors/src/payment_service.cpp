@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/domain/deliveries.hpp"
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
 
@@ -24,12 +24,12 @@ constexpr std::string_view kPosLinkKeyName = "pos-link-key";
 // One acquirer for every payment.
 class SingleAcquirer final : public AcquirerRoutes {
 public:
-  explicit SingleAcquirer(acquirer::Acquirer& a) : acquirer_(a) {}
+  explicit SingleAcquirer(domain::Acquirer& a) : acquirer_(a) {}
   std::string route_for(const std::string&, bool) override { return {}; }
-  acquirer::Acquirer& acquirer(const std::string&, const std::string&) override { return acquirer_; }
+  domain::Acquirer& acquirer(const std::string&, const std::string&) override { return acquirer_; }
 
 private:
-  acquirer::Acquirer& acquirer_;
+  domain::Acquirer& acquirer_;
 };
 
 // What /health last learned of the store. Unauthenticated callers may ask as often as they
@@ -101,7 +101,7 @@ PaymentService::PaymentService(storage::Store& store, AcquirerRoutes& acquirers,
                                ServiceOptions options)
     : impl_(std::make_unique<Impl>(store, acquirers, transport, std::move(options))) {}
 
-PaymentService::PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, CallbackTransport& transport,
+PaymentService::PaymentService(storage::Store& store, domain::Acquirer& acquirer, CallbackTransport& transport,
                                ServiceOptions options)
     : impl_(std::make_unique<Impl>(store, std::make_unique<SingleAcquirer>(acquirer), transport,
                                    std::move(options))) {}

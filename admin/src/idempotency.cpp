@@ -4,9 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "idempay/http/problem.hpp"
 
 namespace idempay::admin {

@@ -7,10 +7,10 @@
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/http/problem.hpp"
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
+#include "idempay/base/money.hpp"
 #include "reports.hpp"
 
 namespace idempay::admin {

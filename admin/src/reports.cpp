@@ -2,8 +2,8 @@
 
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/records.hpp"
-#include "idempay/protocol/json_writer.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/json_writer.hpp"
+#include "idempay/base/money.hpp"
 
 namespace idempay::admin {
 

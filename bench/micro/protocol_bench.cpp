@@ -2,7 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "idempay/protocol/ppp.hpp"
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/base/webhooks.hpp"
 
 namespace {
 

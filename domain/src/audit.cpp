@@ -3,9 +3,9 @@
 
 #include <cstdio>
 
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "idempay/domain/records.hpp"
 #include "fields.hpp"
 

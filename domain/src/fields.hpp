@@ -10,8 +10,8 @@
 #include <tuple>
 #include <type_traits>
 
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
 
 namespace idempay::domain::fields {
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "idempay/domain/audit.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/json_read.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/records.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "idempay/domain/deliveries.hpp"
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "idempay/protocol/methods.hpp"
 
 namespace idempay::domain {
@@ -53,11 +53,11 @@ Decision then(Next next) {
   return d;
 }
 
-PaymentState state_of(acquirer::AuthorizationStatus s) {
+PaymentState state_of(domain::AuthorizationStatus s) {
   switch (s) {
-    case acquirer::AuthorizationStatus::kApproved:
+    case domain::AuthorizationStatus::kApproved:
       return PaymentState::kApproved;
-    case acquirer::AuthorizationStatus::kDenied:
+    case domain::AuthorizationStatus::kDenied:
       return PaymentState::kDenied;
     default:
       return PaymentState::kUndefined;
@@ -242,11 +242,11 @@ Decision start_pos_charge(const Payment& p, const CoreConfig& config, int64_t no
 // A final outcome moves an `undefined` payment, if it is newer than the one applied; `extra`
 // (the inbox record) is written either way. Answers `reply`, or the payment's Create Payment
 // answer if none is given.
-Decision apply_outcome(const Payment& p, const acquirer::Authorization& a, storage::Batch extra,
+Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage::Batch extra,
                        std::optional<Reply> reply, const std::string& source, const std::string& source_hash,
                        const CoreConfig& config, int64_t now) {
   const PaymentRecord& r = *p.record;
-  bool final = a.status != acquirer::AuthorizationStatus::kPending;
+  bool final = a.status != domain::AuthorizationStatus::kPending;
   bool applies = final && r.state == PaymentState::kUndefined && a.revision > r.acquirer_revision;
   Decision d;
   d.writes = std::move(extra);
@@ -473,7 +473,7 @@ Decision start_create(const Payment& p, const CreateArrival& a, const std::strin
   return then(Next::kAskStatus);
 }
 
-Decision authorized(const Payment& p, const acquirer::Authorization& a, Listeners listeners, const CoreConfig& config,
+Decision authorized(const Payment& p, const domain::Authorization& a, Listeners listeners, const CoreConfig& config,
                     int64_t now) {
   const PaymentRecord& r = *p.record;
   PaymentRecord updated = r;
@@ -514,7 +514,7 @@ Decision authorize_failed(const Payment& p, const Error& e, const std::string& m
   return d;
 }
 
-Decision create_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision create_status(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                        Listeners listeners, const std::string& merchant, const CoreConfig& config, int64_t now) {
   if (!status) {
     return authorize_failed(p, status.error(), merchant);
@@ -525,7 +525,7 @@ Decision create_status(const Payment& p, const Result<std::optional<acquirer::Au
   return then(Next::kAuthorize);  // the acquirer never saw it: authorize under the same key
 }
 
-Decision background_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision background_status(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                            const CoreConfig& config, int64_t now) {
   if (!status) {
     return then(Next::kReconcileLater);
@@ -820,7 +820,7 @@ PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents am
 }
 
 Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
-                       const Result<std::optional<acquirer::Authorization>>& status, const CoreConfig& config,
+                       const Result<std::optional<domain::Authorization>>& status, const CoreConfig& config,
                        int64_t now) {
   if (!status) {
     return answer(cancel_not_known_yet(p.id, req.request_id,
@@ -843,7 +843,7 @@ namespace {
 // card network): "not yet" in the operation's shape (500, which the gateway retries for a
 // day), nothing recorded as done, the recovery key kept; each retry asks again under the same
 // acquirer key. The payment's lease, if any, ends: nothing is in flight here any more.
-Decision operation_pending(const Payment& p, const PendingOperation& pending, const acquirer::OperationOutcome& o) {
+Decision operation_pending(const Payment& p, const PendingOperation& pending, const domain::OperationOutcome& o) {
   const auto& req = pending.request;
   std::string code = req.kind == ppp::OperationKind::kRefund ? "refund-pending" : "operation-pending";
   Decision d = answer(operation_refusal(
@@ -862,7 +862,7 @@ Decision operation_pending(const Payment& p, const PendingOperation& pending, co
 }  // namespace
 
 Decision operation_done(const Payment& p, const PendingOperation& pending,
-                        const Result<acquirer::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
+                        const Result<domain::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
@@ -980,7 +980,7 @@ Decision start_refresh(const Payment& p) {
   return then(Next::kAskStatus);
 }
 
-Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision refreshed(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                    const CoreConfig& config, int64_t now) {
   if (!status || !*status) {
     return answer(Reply{Outcome::kDone, p.record->response});

@@ -155,7 +155,7 @@ template <>
 struct Codec<CardSummary> : NestedCodec<CardSummary, kCardFields> {};
 
 template <>
-struct Codec<acquirer::PaymentDocument> : NestedCodec<acquirer::PaymentDocument, kDocumentFields> {};
+struct Codec<domain::PaymentDocument> : NestedCodec<domain::PaymentDocument, kDocumentFields> {};
 
 }  // namespace idempay::domain::fields
 

@@ -1,6 +1,6 @@
 #include "idempay/http/credentials.hpp"
 
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 
 namespace idempay::http {
 

@@ -1,6 +1,6 @@
 #include "idempay/http/problem.hpp"
 
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_writer.hpp"
 
 namespace idempay::http {
 

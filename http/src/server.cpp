@@ -27,7 +27,7 @@
 #include "auth_throttle.hpp"
 #include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_writer.hpp"
 
 namespace idempay::http {
 

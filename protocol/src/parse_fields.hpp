@@ -10,8 +10,8 @@
 
 #include <simdjson.h>
 
-#include "idempay/protocol/error.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/error.hpp"
+#include "idempay/base/money.hpp"
 
 namespace idempay::ppp::parse {
 

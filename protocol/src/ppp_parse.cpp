@@ -1,5 +1,5 @@
 // Streaming validation of PPP request bodies with simdjson On-Demand: one pass, no DOM.
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "order_parse.hpp"
 #include "parse_fields.hpp"

@@ -1,4 +1,4 @@
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "idempay/protocol/ppp.hpp"
 
 namespace idempay::ppp {

@@ -15,21 +15,6 @@ Status illegal(std::string_view op, PaymentState state) {
 }
 }  // namespace
 
-const char* to_string(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid-request";
-    case ErrorCode::kUnauthenticated: return "unauthenticated";
-    case ErrorCode::kForbidden: return "forbidden";
-    case ErrorCode::kNotFound: return "not-found";
-    case ErrorCode::kConflict: return "conflict";
-    case ErrorCode::kIllegalState: return "invalid-state";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kInternal: return "internal-error";
-  }
-  return "internal-error";
-}
-
 std::string_view to_string(PaymentState s) { return kNames[static_cast<size_t>(s)]; }
 
 std::optional<PaymentState> payment_state_from_string(std::string_view s) {

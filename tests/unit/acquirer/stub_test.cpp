@@ -3,10 +3,12 @@
 #include <future>
 #include <thread>
 
-#include "idempay/acquirer/acquirer.hpp"
-#include "idempay/acquirer/stub_server.hpp"
+#include "idempay/acquirers/http_acquirer.hpp"
+#include "idempay/acquirers/stub.hpp"
+#include "idempay/acquirers/stub_server.hpp"
+#include "idempay/acquirers/wire.hpp"
 #include "idempay/http/server.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/json_read.hpp"
 
 namespace idempay::acquirer {
 namespace {

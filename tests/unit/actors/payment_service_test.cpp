@@ -7,9 +7,10 @@
 
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/inspection.hpp"
+#include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
-#include "idempay/protocol/crypto.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/json_read.hpp"
 #include "idempay/domain/records.hpp"
 #include "forwarding_store.hpp"
 
@@ -436,7 +437,7 @@ TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
     event.event_id = "evt-" + id;
     event.body_hash = "h";
     event.payment_id = id;
-    event.authorization.status = acquirer::AuthorizationStatus::kApproved;
+    event.authorization.status = domain::AuthorizationStatus::kApproved;
     event.revision = 1;
     EXPECT_EQ(call([&](ReplyFn f) { service.ingest_event(event, f); }).outcome, Outcome::kDone);
   }

@@ -115,7 +115,7 @@ std::string all_answers() {
       continue;
     }
     for (int result = 0; result < 4; ++result) {
-      acquirer::OperationOutcome o;
+      domain::OperationOutcome o;
       o.succeeded = result == 0;
       o.id = "acq-op-1";
       o.amount = req.value;
@@ -126,7 +126,7 @@ std::string all_answers() {
       Decision d = operation_done(p, *started.operation, o, config, kNow);
       line(k + " outcome " + std::to_string(result), d.answer ? d.answer->body : "-");
     }
-    Result<acquirer::OperationOutcome> timed_out = tl::unexpected(Error{ErrorCode::kTimeout, "acquirer timeout"});
+    Result<domain::OperationOutcome> timed_out = tl::unexpected(Error{ErrorCode::kTimeout, "acquirer timeout"});
     Decision failed = operation_done(p, *started.operation, timed_out, config, kNow);
     line(k + " acquirer failed", failed.answer ? failed.answer->body : "-");
   }

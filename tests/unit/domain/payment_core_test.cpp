@@ -7,7 +7,7 @@
 #include <random>
 
 #include "idempay/domain/payment_core.hpp"
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/json_read.hpp"
 #include "idempay/protocol/methods.hpp"
 
 namespace idempay::domain {
@@ -211,8 +211,8 @@ TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   EXPECT_EQ(answer_terminal_now(no_payment())->answer->outcome, Outcome::kNotFound);
 }
 
-acquirer::Authorization outcome(acquirer::AuthorizationStatus status, int64_t revision = 1) {
-  acquirer::Authorization a;
+domain::Authorization outcome(domain::AuthorizationStatus status, int64_t revision = 1) {
+  domain::Authorization a;
   a.status = status;
   a.tid = "tid-9";
   a.nsu = "nsu-9";
@@ -228,12 +228,12 @@ acquirer::Authorization outcome(acquirer::AuthorizationStatus status, int64_t re
 // reconciliation in the background: only those who did not hear the outcome get a callback.
 TEST(PaymentCoreTest, AuthorizationOutcomesAndWhoIsCalledBack) {
   struct Row {
-    acquirer::AuthorizationStatus status;
+    domain::AuthorizationStatus status;
     Listeners listeners;
     const char* state;
     bool callback;
   };
-  using S = acquirer::AuthorizationStatus;
+  using S = domain::AuthorizationStatus;
   const Row rows[] = {
       {S::kApproved, {false, false}, "approved", false}, {S::kDenied, {false, false}, "denied", false},
       {S::kPending, {false, false}, "undefined", false}, {S::kApproved, {false, true}, "approved", true},
@@ -268,7 +268,7 @@ TEST(PaymentCoreTest, AFailedAcquirerCallAnswersUndefinedAndReconcilesLater) {
   EXPECT_EQ(d.answer->body, undefined_answer("pay-1").body);
   EXPECT_EQ(d.noted.at(0).kind, "event_failed");
 
-  auto failed = Result<std::optional<acquirer::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "x"}));
+  auto failed = Result<std::optional<domain::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "x"}));
   EXPECT_EQ(create_status(p, failed, {}, kMerchant, config(), kNow).next, Next::kReconcileLater);
   EXPECT_EQ(background_status(p, failed, config(), kNow).next, Next::kReconcileLater);
   EXPECT_FALSE(background_status(p, failed, config(), kNow).answer);  // nobody waits
@@ -285,12 +285,12 @@ TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
 
   Decision retried = start_create(after_intent, arrival, "", config(), kNow);
   ASSERT_EQ(retried.next, Next::kAskStatus);
-  Decision never_saw = create_status(after_intent, std::optional<acquirer::Authorization>(), {}, kMerchant, config(), kNow);
+  Decision never_saw = create_status(after_intent, std::optional<domain::Authorization>(), {}, kMerchant, config(), kNow);
   EXPECT_EQ(never_saw.next, Next::kAuthorize);  // under the payment's own key, still only one
   EXPECT_FALSE(never_saw.commits());
 
   // Crash after the acquirer approved, before the result was written.
-  Decision found = create_status(after_intent, outcome(acquirer::AuthorizationStatus::kApproved), {}, kMerchant,
+  Decision found = create_status(after_intent, outcome(domain::AuthorizationStatus::kApproved), {}, kMerchant,
                                  config(), kNow);
   EXPECT_EQ(state_name(found), "approved");
   EXPECT_EQ(write_to(found, Space::kPayments)->expected_etag, std::optional<uint64_t>(1));
@@ -302,10 +302,10 @@ TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
   EXPECT_EQ(replay->answer->body, found.answer->body);
 
   // Found in the background instead: the caller who heard "undefined" is called back.
-  Decision background = background_status(after_intent, outcome(acquirer::AuthorizationStatus::kDenied), config(), kNow);
+  Decision background = background_status(after_intent, outcome(domain::AuthorizationStatus::kDenied), config(), kNow);
   EXPECT_EQ(state_name(background), "denied");
   EXPECT_TRUE(background.callback);
-  Decision unseen = background_status(after_intent, std::optional<acquirer::Authorization>(), config(), kNow);
+  Decision unseen = background_status(after_intent, std::optional<domain::Authorization>(), config(), kNow);
   EXPECT_FALSE(unseen.commits());  // the gateway's retry authorizes it
   EXPECT_EQ(unseen.noted.at(0).kind, "event_reconciled");
 }
@@ -493,7 +493,7 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   ASSERT_TRUE(recovered);
   EXPECT_EQ(recovered->record.acquirer_key, "pay-1/req-1");
 
-  acquirer::OperationOutcome ok{true, "settle-1", 400, "", ""};
+  domain::OperationOutcome ok{true, "settle-1", 400, "", ""};
   PendingOperation pending = *first.operation;
   pending.etag = 1;
   Decision done = operation_done(p, pending, ok, config(), kNow);
@@ -520,7 +520,7 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
   EXPECT_EQ(unknown.answer->outcome, Outcome::kFailed);
 
-  acquirer::OperationOutcome refused{false, "", 0, "too-late", "refused"};
+  domain::OperationOutcome refused{false, "", 0, "too-late", "refused"};
   Decision no = operation_done(p, pending, refused, config(), kNow);
   EXPECT_EQ(no.answer->outcome, Outcome::kFailed);
   EXPECT_EQ(write_to(no, Space::kPayments), nullptr);  // the payment does not change
@@ -537,7 +537,7 @@ TEST(PaymentCoreTest, APendingRefundAnswersNotYetUntilItIsDone) {
   ASSERT_EQ(first.next, Next::kOperate);
   PendingOperation pending = *first.operation;
   pending.etag = 1;
-  acquirer::OperationOutcome accepted{false, "refund-1", 100, "", "held by the network"};
+  domain::OperationOutcome accepted{false, "refund-1", 100, "", "held by the network"};
   accepted.pending = true;
   Decision not_yet = operation_done(p, pending, accepted, config(), kNow);
   EXPECT_EQ(not_yet.answer->outcome, Outcome::kFailed);
@@ -553,7 +553,7 @@ TEST(PaymentCoreTest, APendingRefundAnswersNotYetUntilItIsDone) {
   Decision retry = start(p, req, std::optional<StoredOperation>(stored));
   EXPECT_EQ(retry.next, Next::kOperate);
   EXPECT_EQ(retry.operation->record.acquirer_key, pending.record.acquirer_key);  // the same key
-  acquirer::OperationOutcome completed{true, "refund-1", 100, "", "ok"};
+  domain::OperationOutcome completed{true, "refund-1", 100, "", "ok"};
   Decision done = operation_done(p, *retry.operation, completed, config(), kNow);
   EXPECT_EQ(done.answer->outcome, Outcome::kDone);
   EXPECT_EQ(done.record->amounts.refunded, 100);
@@ -566,7 +566,7 @@ TEST(PaymentCoreTest, ManualOperationsAnswer501AndChangeNothing) {
   Payment p = payment_in(PaymentState::kApproved);
   auto cancel = operation(ppp::OperationKind::kCancel, 0);
   Decision first = start(p, cancel);
-  acquirer::OperationOutcome cannot{false, "", 0, "manual", "no voids by API"};
+  domain::OperationOutcome cannot{false, "", 0, "manual", "no voids by API"};
   cannot.manual = true;
   Decision manual = operation_done(p, *first.operation, cannot, config(), kNow);
   EXPECT_EQ(manual.answer->outcome, Outcome::kManual);
@@ -625,7 +625,7 @@ TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
       }
       PendingOperation pending = *d.operation;
       pending.etag = 1;
-      Decision done = operation_done(p, pending, acquirer::OperationOutcome{true, "op", value, "", ""}, config(), kNow);
+      Decision done = operation_done(p, pending, domain::OperationOutcome{true, "op", value, "", ""}, config(), kNow);
       ASSERT_TRUE(done.record);
       (kind == ppp::OperationKind::kSettle ? accepted_settled : accepted_refunded) += value;
       p = Payment{"pay-1", done.record, p.etag + 1};
@@ -642,7 +642,7 @@ TEST(PaymentCoreTest, AmountInvariantsHoldOverRandomOperations) {
 // of what settlements may add up to; a maxValue at or below the amount changes nothing.
 TEST(PaymentCoreTest, MaxValueLetsSettlementsExceedTheAmountUpToIt) {
   Payment p = payment_in(PaymentState::kProcessing);
-  auto approval = outcome(acquirer::AuthorizationStatus::kApproved, 2);
+  auto approval = outcome(domain::AuthorizationStatus::kApproved, 2);
   approval.max_value = 1'150;
   Decision d = authorized(p, approval, Listeners{}, config(), kNow);
   ASSERT_TRUE(d.record);
@@ -656,14 +656,14 @@ TEST(PaymentCoreTest, MaxValueLetsSettlementsExceedTheAmountUpToIt) {
   Decision lower = authorized(p, approval, Listeners{}, config(), kNow);
   EXPECT_EQ(lower.record->amounts.max_value, 0);
   EXPECT_EQ(lower.record->response.find("maxValue"), std::string::npos);
-  auto denial = outcome(acquirer::AuthorizationStatus::kDenied, 2);
+  auto denial = outcome(domain::AuthorizationStatus::kDenied, 2);
   denial.max_value = 1'150;
   EXPECT_EQ(authorized(p, denial, Listeners{}, config(), kNow).record->amounts.max_value, 0);
 }
 
 // -- webhooks and refreshes ---------------------------------------------------------------------
 
-AcquirerEvent event(acquirer::AuthorizationStatus status, int64_t revision = 5) {
+AcquirerEvent event(domain::AuthorizationStatus status, int64_t revision = 5) {
   AcquirerEvent e;
   e.event_id = "evt-1";
   e.body_hash = "hash-1";
@@ -678,7 +678,7 @@ TEST(PaymentCoreTest, WebhooksInEveryState) {
   for (auto state : kAllStates) {
     SCOPED_TRACE(std::string(to_string(state)));
     Payment p = payment_in(state);
-    Decision d = receive_event(p, event(acquirer::AuthorizationStatus::kApproved),
+    Decision d = receive_event(p, event(domain::AuthorizationStatus::kApproved),
                                std::optional<storage::Versioned>(), config(), kNow);
     ASSERT_NE(write_to(d, Space::kInbox), nullptr);  // never applied twice
     EXPECT_EQ(write_to(d, Space::kInbox)->expected_etag, std::optional<uint64_t>(0));
@@ -694,7 +694,7 @@ TEST(PaymentCoreTest, WebhooksInEveryState) {
       EXPECT_EQ(d.audit.at(0).kind, "webhook_ignored");
     }
   }
-  EXPECT_EQ(receive_event(no_payment(), event(acquirer::AuthorizationStatus::kApproved),
+  EXPECT_EQ(receive_event(no_payment(), event(domain::AuthorizationStatus::kApproved),
                           std::optional<storage::Versioned>(), config(), kNow)
                 .answer->outcome,
             Outcome::kNotFound);
@@ -704,17 +704,17 @@ TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
   Payment p = payment_in(PaymentState::kUndefined);
   p.record->acquirer_revision = 5;
   auto none = std::optional<storage::Versioned>();
-  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kApproved, 5), none, config(), kNow)), "-");
-  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kPending, 6), none, config(), kNow)), "-");
-  EXPECT_EQ(state_name(receive_event(p, event(acquirer::AuthorizationStatus::kDenied, 6), none, config(), kNow)),
+  EXPECT_EQ(state_name(receive_event(p, event(domain::AuthorizationStatus::kApproved, 5), none, config(), kNow)), "-");
+  EXPECT_EQ(state_name(receive_event(p, event(domain::AuthorizationStatus::kPending, 6), none, config(), kNow)), "-");
+  EXPECT_EQ(state_name(receive_event(p, event(domain::AuthorizationStatus::kDenied, 6), none, config(), kNow)),
             "denied");
 
   storage::Versioned same{"hash-1", 1};
-  Decision duplicate = receive_event(p, event(acquirer::AuthorizationStatus::kApproved), same, config(), kNow);
+  Decision duplicate = receive_event(p, event(domain::AuthorizationStatus::kApproved), same, config(), kNow);
   EXPECT_FALSE(duplicate.commits());
   EXPECT_EQ(duplicate.answer->body, R"({"received":true,"duplicate":true})");
   storage::Versioned different{"hash-2", 1};
-  Decision conflict = receive_event(p, event(acquirer::AuthorizationStatus::kApproved), different, config(), kNow);
+  Decision conflict = receive_event(p, event(domain::AuthorizationStatus::kApproved), different, config(), kNow);
   EXPECT_FALSE(conflict.commits());
   EXPECT_EQ(conflict.answer->outcome, Outcome::kConflict);
 }
@@ -728,9 +728,9 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
     Decision d = start_refresh(p);
     if (state == PaymentState::kUndefined) {
       EXPECT_EQ(d.next, Next::kAskStatus);
-      Decision found = refreshed(p, outcome(acquirer::AuthorizationStatus::kApproved, 9), config(), kNow);
+      Decision found = refreshed(p, outcome(domain::AuthorizationStatus::kApproved, 9), config(), kNow);
       EXPECT_EQ(state_name(found), "approved");
-      Decision unknown = refreshed(p, std::optional<acquirer::Authorization>(), config(), kNow);
+      Decision unknown = refreshed(p, std::optional<domain::Authorization>(), config(), kNow);
       EXPECT_FALSE(unknown.commits());
       EXPECT_EQ(unknown.answer->body, p.record->response);
     } else {
@@ -819,7 +819,7 @@ TEST(PaymentCoreTest, AnUnresolvedPaymentIsFollowedWhileLeasedElsewhereAndTakenO
   EXPECT_TRUE(single.writes.empty());
   // The outcome ends the lease.
   Decision done = authorized(leased(PaymentState::kProcessing, "a", kNow + kLease),
-                             outcome(acquirer::AuthorizationStatus::kApproved), {}, instance("a"), kNow);
+                             outcome(domain::AuthorizationStatus::kApproved), {}, instance("a"), kNow);
   EXPECT_TRUE(done.record->lease_owner.empty());
   EXPECT_EQ(done.record->lease_until, 0);
 }
@@ -862,7 +862,7 @@ TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
   EXPECT_EQ(start_operation(no_payment(), arrival, none, instance("a"), kNow).answer->outcome, Outcome::kFailed);
   // Its result ends the lease, refused or not.
   Payment held = leased(PaymentState::kApproved, "a", kNow + kLease);
-  acquirer::OperationOutcome refused;
+  domain::OperationOutcome refused;
   refused.succeeded = false;
   refused.code = "refused";
   Decision after = operation_done(held, *start.operation, refused, config(), kNow);
@@ -876,8 +876,8 @@ TEST(PaymentCoreTest, ACancelOfAnUnknownOutcomeAsksTheAcquirerFirst) {
   Payment p = payment_in(PaymentState::kProcessing);
   // Not known, or never seen (an authorization sent before may still arrive): 500 in the
   // Cancel shape, nothing written, for the gateway to retry.
-  for (const auto& status : {Result<std::optional<acquirer::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "down"})),
-                             Result<std::optional<acquirer::Authorization>>(std::nullopt)}) {
+  for (const auto& status : {Result<std::optional<domain::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "down"})),
+                             Result<std::optional<domain::Authorization>>(std::nullopt)}) {
     Decision d = cancel_status(p, cancel, status, config(), kNow);
     EXPECT_FALSE(d.commits());
     EXPECT_EQ(d.answer->outcome, Outcome::kFailed);
@@ -887,7 +887,7 @@ TEST(PaymentCoreTest, ACancelOfAnUnknownOutcomeAsksTheAcquirerFirst) {
     EXPECT_EQ(doc->string_or("code"), "outcome-unknown");
   }
   // Known: recorded first (the cancel then runs again on it), no answer yet.
-  Decision known = cancel_status(p, cancel, std::optional(outcome(acquirer::AuthorizationStatus::kApproved)), config(),
+  Decision known = cancel_status(p, cancel, std::optional(outcome(domain::AuthorizationStatus::kApproved)), config(),
                                  kNow);
   EXPECT_EQ(state_name(known), "approved");
   EXPECT_FALSE(known.answer);
@@ -899,7 +899,7 @@ TEST(PaymentCoreTest, APaymentCancelledBeforeItWasAuthorizedAnswersDeniedFromThe
   for (auto state : {PaymentState::kUndefined, PaymentState::kApproved}) {
     Payment p = payment_in(state);
     Decision started = start(p, cancel);
-    acquirer::OperationOutcome voided{true, "void-9", 1000, "", "voided"};
+    domain::OperationOutcome voided{true, "void-9", 1000, "", "voided"};
     Decision done = operation_done(p, *started.operation, voided, config(), kNow);
     ASSERT_TRUE(done.record);
     EXPECT_EQ(done.record->state, PaymentState::kCancelled);

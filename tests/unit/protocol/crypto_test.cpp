@@ -3,7 +3,7 @@
 #include <string>
 #include <thread>
 
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 
 namespace idempay::crypto {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "idempay/protocol/json_read.hpp"
+#include "idempay/base/json_read.hpp"
 
 namespace idempay {
 namespace {

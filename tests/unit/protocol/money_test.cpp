@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/money.hpp"
 
 namespace idempay {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "idempay/protocol/crypto.hpp"
+#include "idempay/base/crypto.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "spec_examples.hpp"

@@ -4,8 +4,8 @@
 #include <random>
 #include <string>
 
-#include "idempay/protocol/json_read.hpp"
-#include "idempay/protocol/json_writer.hpp"
+#include "idempay/base/json_read.hpp"
+#include "idempay/base/json_writer.hpp"
 #include "idempay/protocol/ppp.hpp"
 
 namespace idempay::ppp {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "idempay/protocol/webhooks.hpp"
+#include "idempay/base/webhooks.hpp"
 
 namespace idempay::webhooks {
 namespace {

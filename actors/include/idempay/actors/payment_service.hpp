@@ -5,11 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/acquirer.hpp"
 #include "idempay/domain/audit.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_core.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -50,7 +50,7 @@ public:
   /// when the configuration changes later. Empty: the default acquirer.
   virtual std::string route_for(const std::string& merchant, bool test_suite) = 0;
   /// The acquirer a stored route names, called with `merchant`'s credentials there.
-  virtual acquirer::Acquirer& acquirer(const std::string& route, const std::string& merchant) = 0;
+  virtual domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) = 0;
 };
 
 struct ServiceOptions {
@@ -102,7 +102,7 @@ public:
   PaymentService(storage::Store& store, AcquirerRoutes& acquirers, CallbackTransport& transport,
                  ServiceOptions options);
   /// Every payment goes to `acquirer`.
-  PaymentService(storage::Store& store, acquirer::Acquirer& acquirer, CallbackTransport& transport,
+  PaymentService(storage::Store& store, domain::Acquirer& acquirer, CallbackTransport& transport,
                  ServiceOptions options);
   ~PaymentService();
   PaymentService(const PaymentService&) = delete;

@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "idempay/http/server.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::admin {

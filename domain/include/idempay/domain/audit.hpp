@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::domain {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "idempay/domain/outbox.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::domain {

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::domain {
 

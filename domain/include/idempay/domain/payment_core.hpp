@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/acquirer.hpp"
 #include "idempay/domain/audit.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_reads.hpp"
@@ -64,7 +64,7 @@ struct AcquirerEvent {
   std::string event_id;   ///< the webhook-id: the inbox key
   std::string body_hash;  ///< SHA-256 of the raw body, hex
   std::string payment_id;
-  acquirer::Authorization authorization;
+  domain::Authorization authorization;
   int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
 };
 
@@ -205,7 +205,7 @@ struct Listeners {
 
 /// The acquirer's authorization: the payment moves to approved, denied or undefined, with the
 /// recovery key removed once the outcome is known and a callback for whoever did not hear it.
-Decision authorized(const Payment& p, const acquirer::Authorization& a, Listeners listeners, const CoreConfig& config,
+Decision authorized(const Payment& p, const domain::Authorization& a, Listeners listeners, const CoreConfig& config,
                     int64_t now);
 
 /// The authorize call failed: the outcome is unknown, the callers hear "undefined", and a
@@ -214,11 +214,11 @@ Decision authorize_failed(const Payment& p, const Error& e, const std::string& m
 
 /// The status call of a Create Payment retried while unresolved: a known outcome applies, a
 /// payment the acquirer never saw is authorized (same key), a failed call is as above.
-Decision create_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision create_status(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                        Listeners listeners, const std::string& merchant, const CoreConfig& config, int64_t now);
 
 /// The status call of background reconciliation. A failed call answers Next::kReconcileLater.
-Decision background_status(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision background_status(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                            const CoreConfig& config, int64_t now);
 
 /// Reconciliation gave up: a payment still `processing` becomes `orphaned`; nullopt otherwise.
@@ -267,13 +267,13 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
 /// acquirer accepted but has not completed (a pending refund: a 500 "not yet"): the retry
 /// resumes the same requestId, under the same acquirer key, until the acquirer says it is done.
 Decision operation_done(const Payment& p, const PendingOperation& op,
-                        const Result<acquirer::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
+                        const Result<domain::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
 
 /// A cancel of a payment whose outcome is unknown asks the acquirer first (start_operation:
 /// `ask status`): a known outcome is applied (the actor then runs the cancel again on it);
 /// an unknown one answers 500 in the Cancel shape, not stored, for the gateway to retry.
 Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
-                       const Result<std::optional<acquirer::Authorization>>& status, const CoreConfig& config,
+                       const Result<std::optional<domain::Authorization>>& status, const CoreConfig& config,
                        int64_t now);
 
 /// The payment after a successful operation of `amount`.
@@ -292,7 +292,7 @@ std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& 
 /// At its turn: the stored answer, or a status call for an undefined payment.
 Decision start_refresh(const Payment& p);
 /// The status call's answer: applied if it is a newer final outcome; else the stored answer.
-Decision refreshed(const Payment& p, const Result<std::optional<acquirer::Authorization>>& status,
+Decision refreshed(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                    const CoreConfig& config, int64_t now);
 
 /// An action on the payment's acquirer side asked for by `merchant` (the in-process stub's

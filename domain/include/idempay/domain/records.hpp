@@ -3,10 +3,10 @@
 // dumped record; never any card secret (G6).
 #include <string>
 
-#include "idempay/acquirer/acquirer.hpp"
+#include "idempay/domain/acquirer.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/card.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/protocol/state_machine.hpp"
 
@@ -33,7 +33,7 @@ struct PaymentRecord {
   std::string response;  ///< the Create Payment answer for the current state, byte for byte
   int64_t acquirer_revision = 0;  ///< last authorization revision applied; older ones are stale
   int64_t callbacks = 0;          ///< callbacks written so far; numbers the delivery ids
-  acquirer::PaymentDocument document;  ///< what the shopper needs (Pix, boleto, redirect, POS)
+  domain::PaymentDocument document;  ///< what the shopper needs (Pix, boleto, redirect, POS)
   std::string pos_phase;        ///< POS: "identify-terminal", "await-pos", or empty
   std::string terminal_serial;  ///< POS: set by the terminal-submit route
   int64_t created_at = 0;  ///< Unix ms

@@ -8,7 +8,7 @@
 
 #include "idempay/http/server.hpp"
 #include "idempay/http/url.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::http {
 

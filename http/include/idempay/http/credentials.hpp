@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::http {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::http {
 

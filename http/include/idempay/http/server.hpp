@@ -12,7 +12,7 @@
 
 #include "idempay/http/credentials.hpp"
 #include "idempay/http/proxy_protocol.hpp"
-#include "idempay/protocol/error.hpp"
+#include "idempay/base/error.hpp"
 
 namespace idempay::http {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "idempay/protocol/card.hpp"
-#include "idempay/protocol/error.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/error.hpp"
+#include "idempay/base/money.hpp"
 
 namespace idempay::ppp {
 

@@ -3,8 +3,8 @@
 #include <optional>
 #include <string_view>
 
-#include "idempay/protocol/error.hpp"
-#include "idempay/protocol/money.hpp"
+#include "idempay/base/error.hpp"
+#include "idempay/base/money.hpp"
 
 namespace idempay {
 
