@@ -4,6 +4,11 @@
 
 namespace idempay::app {
 
+using config::kStubRoute;
+using config::MerchantPolicy;
+using config::MerchantSettings;
+using config::TestSuitePolicy;
+
 namespace {
 
 // Stands for an acquirer that cannot be built (a stored route no longer valid): every call
@@ -27,20 +32,20 @@ private:
 };
 }  // namespace
 
-MerchantDirectory::MerchantDirectory(MerchantFile file, AcquirerDefaults defaults)
+MerchantDirectory::MerchantDirectory(config::MerchantFile file, AcquirerDefaults defaults)
     : defaults_(std::move(defaults)),
-      file_(std::make_shared<const MerchantFile>(std::move(file))),
+      file_(std::make_shared<const config::MerchantFile>(std::move(file))),
       unreachable_(std::make_unique<UnreachableAcquirer>()) {}
 
 MerchantDirectory::~MerchantDirectory() = default;
 
-void MerchantDirectory::replace(MerchantFile file) {
-  std::atomic_store(&file_, std::shared_ptr<const MerchantFile>(std::make_shared<const MerchantFile>(std::move(file))));
+void MerchantDirectory::replace(config::MerchantFile file) {
+  std::atomic_store(&file_, std::shared_ptr<const config::MerchantFile>(std::make_shared<const config::MerchantFile>(std::move(file))));
 }
 
-std::shared_ptr<const MerchantFile> MerchantDirectory::current() const { return std::atomic_load(&file_); }
+std::shared_ptr<const config::MerchantFile> MerchantDirectory::current() const { return std::atomic_load(&file_); }
 
-std::string MerchantDirectory::route_in(const MerchantFile& file, const std::string& merchant) const {
+std::string MerchantDirectory::route_in(const config::MerchantFile& file, const std::string& merchant) const {
   auto it = file.settings.find(merchant);
   return it != file.settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
 }
@@ -52,7 +57,7 @@ std::string MerchantDirectory::route_for(const std::string& merchant, bool test_
   return test_suite || suite_only ? std::string(kStubRoute) : route_in(*file, merchant);
 }
 
-MerchantPolicy MerchantDirectory::policy_of(const std::string& merchant) const {
+config::MerchantPolicy MerchantDirectory::policy_of(const std::string& merchant) const {
   auto file = current();
   auto it = file->settings.find(merchant);
   if (it == file->settings.end()) {
@@ -129,6 +134,19 @@ bool MerchantDirectory::uses_stub() const {
     }
   }
   return false;
+}
+
+std::optional<admin::OperatorScope> MerchantDirectory::operator_scope(const std::string& name) const {
+  auto file = current();
+  auto found = file->operators.find(name);
+  return found == file->operators.end() ? std::nullopt : std::optional<admin::OperatorScope>(found->second);
+}
+
+bool MerchantDirectory::stub_trigger(const std::string& payment_id, const std::string& outcome) {
+  auto o = outcome == "approve" ? acquirer::TriggerOutcome::kApprove
+           : outcome == "deny"  ? acquirer::TriggerOutcome::kDeny
+                                : acquirer::TriggerOutcome::kExpire;
+  return stub().trigger(payment_id, o);
 }
 
 }  // namespace idempay::app

@@ -12,7 +12,7 @@
 #include "idempay/acquirers/http_acquirer.hpp"
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
-#include "merchants.hpp"
+#include "idempay/config/merchants.hpp"
 
 namespace idempay::app {
 
@@ -25,34 +25,40 @@ struct AcquirerDefaults {
 
 class MerchantDirectory final : public actors::AcquirerRoutes {
 public:
-  MerchantDirectory(MerchantFile file, AcquirerDefaults defaults);
+  MerchantDirectory(config::MerchantFile file, AcquirerDefaults defaults);
   ~MerchantDirectory() override;
 
   /// The merchants of a reloaded file; payments already created keep their acquirer.
-  void replace(MerchantFile file);
-  std::shared_ptr<const MerchantFile> current() const;
+  void replace(config::MerchantFile file);
+  std::shared_ptr<const config::MerchantFile> current() const;
 
   std::string route_for(const std::string& merchant, bool test_suite) override;
   /// The merchant's policy flags in force (defaults for a name not in the file); no string is
   /// copied, so the routes may ask on every request.
-  MerchantPolicy policy_of(const std::string& merchant) const;
+  config::MerchantPolicy policy_of(const std::string& merchant) const;
   domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.
   std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
 
+  /// The operator of that name as the file in force has it; nullopt for one no longer listed.
+  std::optional<admin::OperatorScope> operator_scope(const std::string& name) const;
+
   /// The in-process stub, created on first use; `webhook_url`/`key` where it reports.
   acquirer::StubAcquirer& stub();
+  /// Resolves a payment pending at the in-process stub: "approve", "deny" or "expire"; false
+  /// if the stub has no such pending payment.
+  bool stub_trigger(const std::string& payment_id, const std::string& outcome);
   void enable_stub_webhooks(std::string url, std::string key);
   /// True if the default or any merchant routes payments to the in-process stub.
   bool uses_stub() const;
 
 private:
-  std::string route_in(const MerchantFile& file, const std::string& merchant) const;
+  std::string route_in(const config::MerchantFile& file, const std::string& merchant) const;
   acquirer::StubAcquirer& stub_locked();
 
   AcquirerDefaults defaults_;
-  std::shared_ptr<const MerchantFile> file_;  // read and replaced with atomic_load/store
+  std::shared_ptr<const config::MerchantFile> file_;  // read and replaced with atomic_load/store
   mutable std::mutex mutex_;                  // guards what follows
   std::unique_ptr<acquirer::StubAcquirer> stub_;
   std::optional<acquirer::StubWebhookOptions> stub_webhooks_;

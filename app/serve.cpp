@@ -1,122 +1,50 @@
+// `idempay serve`: the connector, built step by step from its parts. Each step either succeeds
+// or says why the start failed (a configuration error exits 2, anything else 1); then the
+// process waits for signals: SIGHUP reloads, SIGINT and SIGTERM drain and stop.
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "commands.hpp"
-#include "store_location.hpp"
-#include "idempay/acquirers/http_acquirer.hpp"
-#include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
-#include "idempay/domain/keyspaces.hpp"
-#include "idempay/http/server.hpp"
-#include "callback_transport.hpp"
+#include "idempay/admin/operator_api.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/webhooks.hpp"
-#include "idempay/storage/store.hpp"
-#include "access_log.hpp"
-#include "merchants.hpp"
-#include "metered_acquirers.hpp"
-#include "systemd_notify.hpp"
+#include "idempay/cli/process.hpp"
+#include "idempay/config/manifest.hpp"
+#include "idempay/config/merchants.hpp"
+#include "idempay/config/private_files.hpp"
+#include "idempay/config/store_location.hpp"
+#include "idempay/domain/keyspaces.hpp"
+#include "idempay/http/server.hpp"
 #include "idempay/metrics/metrics.hpp"
-#include "onboarding.hpp"
-#include "ppp_handler.hpp"
-#include "private_files.hpp"
+#include "idempay/observability/logs.hpp"
+#include "idempay/observability/metered_acquirers.hpp"
+#include "idempay/ppp/callbacks.hpp"
+#include "idempay/ppp/handler.hpp"
+#include "idempay/ppp/onboarding.hpp"
+#include "idempay/storage/store.hpp"
+#include "merchant_directory.hpp"
+#include "serve.hpp"
+#include "systemd_notify.hpp"
 
 namespace idempay::app {
 
 namespace {
-sigset_t service_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  return set;
-}
 
-// SIGINT, SIGTERM or SIGHUP, whichever arrives first.
-int wait_for_service_signal() {
-  sigset_t set = service_signals();
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
-}  // namespace
+// Why the start failed, and the exit code that says so.
+struct StartError {
+  int exit_code = 1;
+  std::string message;
+};
+using Step = tl::expected<void, StartError>;
 
-void block_termination_signals() {
-  sigset_t set = service_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-int wait_for_termination_signal() {
-  for (;;) {
-    if (int sig = wait_for_service_signal(); sig != SIGHUP) {
-      return sig;
-    }
-  }
-}
-
-bool split_host_port(const std::string& listen, std::string& host, uint16_t& port) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return false;
-  }
-  host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  try {
-    int p = std::stoi(listen.substr(colon + 1));
-    if (p < 0 || p > 65535) {
-      return false;
-    }
-    port = static_cast<uint16_t>(p);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
-}
-
-void configure_logging(const std::string& format, const std::string& level) {
-  auto logger = spdlog::stderr_logger_mt("idempay");
-  if (format == "json") {
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
-  } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
-  }
-  logger->set_level(spdlog::level::from_str(level));
-  spdlog::set_default_logger(logger);
-}
-
-namespace {
-
-// The merchants file. Without --credentials, a random merchant pair is generated once and
-// kept (mode 0600) in the data directory, so that a fresh install is usable but never open to
-// everyone.
-Result<std::string> merchants_path(const ServeConfig& config) {
-  if (!config.credentials.empty()) {
-    return config.credentials;
-  }
-  std::string path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
-  if (!std::filesystem::exists(path)) {
-    std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
-    auto written = write_private_file(
-        path, R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" + token + "\"}]}\n");
-    if (!written) {
-      return tl::unexpected(written.error());
-    }
-  }
-  spdlog::warn("no --credentials given; using the generated development pair in {}", path);
-  return path;
-}
+tl::unexpected<StartError> misconfigured(std::string message) { return tl::unexpected(StartError{2, std::move(message)}); }
+tl::unexpected<StartError> failed(std::string message) { return tl::unexpected(StartError{1, std::move(message)}); }
 
 // The operator API's routes (/admin/...) and the PPP's (everything else), on one listener.
 class Routes final : public http::Handler {
@@ -133,73 +61,31 @@ private:
   http::Handler& operators_;
 };
 
-// What the metrics read when scraped, on the scraping thread.
-void add_service_gauges(actors::PaymentService& service) {
-  metrics::add_gauge("idempay_live_payment_actors", "Payment actors in memory (the rest are passivated)",
-                     [&service] { return static_cast<double>(service.live_actors()); });
-  metrics::add_gauge("idempay_outbox_pending", "Callback deliveries waiting in this instance's outbox",
-                     [&service] { return static_cast<double>(service.outbox_backlog().first); });
-  metrics::add_gauge("idempay_outbox_oldest_pending_age_seconds", "Age of the oldest callback delivery waiting",
-                     [&service] {
-                       int64_t oldest = service.outbox_backlog().second;
-                       int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::system_clock::now().time_since_epoch()).count();
-                       return oldest == 0 ? 0.0 : static_cast<double>(now - oldest) / 1000.0;
-                     });
-  metrics::add_gauge("idempay_access_log_dropped_lines", "Access log lines dropped because the log fell behind",
-                     [] { return static_cast<double>(access_log_drops()); });
-}
+// -- what the configuration says, read once -------------------------------------------------
 
-std::optional<admin::OperatorScope> operator_scope(const MerchantDirectory& directory, const std::string& name) {
-  auto file = directory.current();
-  auto found = file->operators.find(name);
-  return found == file->operators.end() ? std::nullopt : std::optional<admin::OperatorScope>(found->second);
-}
-
-// SIGHUP: the merchants file is read again; if it is valid, new credentials and settings apply
-// to the next request (payments already created keep their acquirer); if not, the old ones
-// stay and the error is logged.
-void reload_merchants(const std::string& path, const std::string& onboarded, http::Server& server,
-                      MerchantDirectory& merchants) {
-  auto reloaded = load_merchant_file(path, onboarded);
-  if (!reloaded) {
-    spdlog::error("{} not reloaded, the previous merchants stay: {}", path, reloaded.error().message);
-    return;
+// The merchants file. Without --credentials, a random merchant pair is generated once and
+// kept (mode 0600) in the data directory, so that a fresh install is usable but never open to
+// everyone.
+Result<std::string> merchants_path(const ServeConfig& config) {
+  if (!config.credentials.empty()) {
+    return config.credentials;
   }
-  for (const auto& warning : reloaded->warnings) {
-    spdlog::warn("{}: {}", path, warning);
+  std::string path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
+  if (!std::filesystem::exists(path)) {
+    std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
+    auto written = config::write_private_file(
+        path, R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" + token + "\"}]}\n");
+    if (!written) {
+      return tl::unexpected(written.error());
+    }
   }
-  size_t count = reloaded->credentials->size();
-  server.set_credentials(reloaded->credentials);
-  server.set_bearer_credentials(reloaded->operator_credentials);
-  merchants.replace(std::move(*reloaded));
-  spdlog::info("{} reloaded ({} merchants)", path, count);
-}
-
-Result<std::unique_ptr<storage::Store>> open_store(const ServeConfig& config) {
-  auto at = parse_store_location(config.store, config.data_dir);
-  if (!at) {
-    return tl::unexpected(at.error());
-  }
-  at->memtable_bytes = static_cast<size_t>(config.rocksdb_memtable_mb) << 20;
-  spdlog::info("store: {}", describe(*at));
-  return open_store_at(*at, false, !config.no_migrate);
-}
-
-bool shared_store(const ServeConfig& config) {
-  auto at = parse_store_location(config.store, config.data_dir);
-  return at && at->kind == StoreLocation::Kind::kPostgres;
-}
-
-// A secret kept in a 0600 file in the data directory, created on first use.
-Result<std::string> dev_secret(const ServeConfig& config, const char* file) {
-  return read_or_create_secret((std::filesystem::path(config.data_dir) / file).string(),
-                               [] { return webhooks::generate_secret(); });
+  spdlog::warn("no --credentials given; using the generated development pair in {}", path);
+  return path;
 }
 
 // The first line of a secret file, without its line ending; kInvalidArgument if empty.
 Result<std::string> secret_from_file(const std::string& path) {
-  auto text = read_text_file(path);
+  auto text = config::read_text_file(path);
   if (!text) {
     return tl::unexpected(text.error());
   }
@@ -213,7 +99,7 @@ Result<std::string> secret_from_file(const std::string& path) {
 // Fills in the secrets given as files; a file given replaces the option it stands for.
 Status read_secret_files(ServeConfig& config) {
   for (const auto& path : config.acquirer_webhook_secret_files) {
-    auto text = read_text_file(path);
+    auto text = config::read_text_file(path);
     if (!text) {
       return tl::unexpected(text.error());
     }
@@ -307,13 +193,6 @@ actors::ServiceOptions service_options(const ServeConfig& config, std::string le
   return o;
 }
 
-void set_server_limits(const ServeConfig& config, http::ServerOptions& o) {
-  o.io_threads = config.io_threads > 0 ? config.io_threads : half_the_cores();
-  o.max_connections = static_cast<size_t>(std::max<int64_t>(0, config.max_connections));
-  o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config.max_connections_per_source));
-  o.header_timeout = std::chrono::milliseconds(config.header_timeout_ms);
-}
-
 // Every descriptor the hard limit allows: connections, store files and outbound calls share
 // them, and the soft limit (often 1024) is far below what a busy connector needs.
 void raise_descriptor_limit() {
@@ -323,256 +202,397 @@ void raise_descriptor_limit() {
     ::setrlimit(RLIMIT_NOFILE, &limit);
   }
 }
-}  // namespace
 
-int run_serve(const ServeConfig& given) {
-  raise_descriptor_limit();
-  ServeConfig config = given;
-  if (auto secrets = read_secret_files(config); !secrets) {
-    spdlog::error("{}", secrets.error().message);
-    return 2;
-  }
-  http::ServerOptions server_options;
-  if (!split_host_port(config.listen, server_options.host, server_options.port)) {
-    spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
-    return 2;
-  }
-  auto proxies = http::NetworkList::parse(config.trusted_proxies);
-  if (!proxies) {
-    spdlog::error("--trusted-proxies: {}", proxies.error().message);
-    return 2;
-  }
-  server_options.trusted_proxies = std::move(*proxies);
-  if (auto dir = ensure_private_directory(config.data_dir); !dir) {
-    spdlog::error("{}", dir.error().message);
-    return 1;
-  }
-  auto path = merchants_path(config);
-  const std::string onboarded = (std::filesystem::path(config.data_dir) / "onboarded-merchants.json").string();
-  auto merchants = path ? load_merchant_file(*path, onboarded) : tl::unexpected(path.error());
-  if (!merchants) {
-    spdlog::error("{}", merchants.error().message);
-    return 2;
-  }
-  for (const auto& warning : merchants->warnings) {
-    spdlog::warn("{}: {}", *path, warning);
-  }
-  auto store = open_store(config);
-  if (!store) {
-    spdlog::error("cannot open the store: {}", store.error().message);
-    return 1;
-  }
-  if (auto route = check_acquirer_route(config.acquirer); !route) {
-    spdlog::error("--acquirer: {}", route.error().message);
-    return 2;
-  }
-  auto credentials = merchants->credentials;
-  auto operator_credentials = merchants->operator_credentials;
-  std::string legacy_owner = merchants->first_merchant;
-  auto directory = std::make_unique<MerchantDirectory>(std::move(*merchants), acquirer_defaults(config));
-  auto webhook_keys = decode_secrets(config.acquirer_webhook_secrets);
-  if (!webhook_keys) {
-    spdlog::error("--acquirer-webhook-secret: {}", webhook_keys.error().message);
-    return 2;
-  }
-  // The in-process stub reports to this very server, signed with a key of its own.
-  acquirer::StubAcquirer* stub = directory->uses_stub() ? &directory->stub() : nullptr;
-  std::string stub_key = crypto::random_bytes(32);
-  webhook_keys->push_back(stub_key);
-  std::string signing_secret = config.callback_signing_secret;
-  if (signing_secret.empty()) {
-    auto generated = dev_secret(config, "dev-callback-secret");
-    if (!generated) {
-      spdlog::error("{}", generated.error().message);
-      return 1;
-    }
-    signing_secret = std::move(*generated);
-    spdlog::warn("no --callback-signing-secret given; callbacks are signed with the secret in {}/dev-callback-secret",
-                 config.data_dir);
-  }
-  auto signing_key = webhooks::decode_secret(signing_secret);
-  if (!signing_key) {
-    spdlog::error("--callback-signing-secret: {}", signing_key.error().message);
-    return 2;
-  }
-  if (config.callback_app_key.empty() || config.callback_app_token.empty()) {
-    spdlog::warn("no --callback-app-key/--callback-app-token: callbacks carry empty VTEX credentials");
-  }
-  auto callback_hosts = http::HostAllowlist::parse(config.callback_allowed_hosts);
-  auto proxy_hosts = http::HostAllowlist::parse(config.secure_proxy_allowed_hosts);
-  auto return_hosts = http::HostAllowlist::parse(config.onboarding_return_hosts);
-  for (auto* hosts : {&callback_hosts, &proxy_hosts, &return_hosts}) {
-    if (!*hosts) {
-      spdlog::error("--callback-allowed-hosts / --secure-proxy-allowed-hosts / --onboarding-return-hosts: {}",
-                    hosts->error().message);
-      return 2;
-    }
-  }
-  http::DestinationRules callback_rules{*callback_hosts, config.callback_allow_private};
-  CallbackTransportOptions transport_options;
-  transport_options.app_key = config.callback_app_key;
-  transport_options.app_token = config.callback_app_token;
-  transport_options.signing_key = *signing_key;
-  transport_options.destinations = callback_rules;
-  transport_options.merchants = directory.get();
-  transport_options.total_timeout = std::chrono::milliseconds(config.callback_timeout_ms);
-  transport_options.extra_ca_file = config.callback_ca_file;
-  auto transport = std::make_unique<HttpCallbackTransport>(transport_options);
+// What the metrics read when scraped, on the scraping thread.
+void add_service_gauges(actors::PaymentService& service) {
+  metrics::add_gauge("idempay_live_payment_actors", "Payment actors in memory (the rest are passivated)",
+                     [&service] { return static_cast<double>(service.live_actors()); });
+  metrics::add_gauge("idempay_outbox_pending", "Callback deliveries waiting in this instance's outbox",
+                     [&service] { return static_cast<double>(service.outbox_backlog().first); });
+  metrics::add_gauge("idempay_outbox_oldest_pending_age_seconds", "Age of the oldest callback delivery waiting",
+                     [&service] {
+                       int64_t oldest = service.outbox_backlog().second;
+                       int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch()).count();
+                       return oldest == 0 ? 0.0 : static_cast<double>(now - oldest) / 1000.0;
+                     });
+  metrics::add_gauge("idempay_access_log_dropped_lines", "Access log lines dropped because the log fell behind",
+                     [] { return static_cast<double>(observability::access_log_drops()); });
+}
 
-  auto manifest = config.manifest.empty() ? Result<Manifest>(default_manifest()) : load_manifest(config.manifest);
-  if (!manifest) {
-    spdlog::error("--manifest: {}", manifest.error().message);
-    return 2;
-  }
-  std::unique_ptr<metrics::Endpoint> metrics_endpoint;
-  if (!config.metrics_listen.empty()) {
-    metrics::enable();
-    try {
-      metrics_endpoint = std::make_unique<metrics::Endpoint>(config.metrics_listen);
-    } catch (const std::exception& e) {
-      spdlog::error("--metrics-listen {}: {}", config.metrics_listen, e.what());
-      return 1;
-    }
-  }
-  auto options = service_options(config, legacy_owner, shared_store(config));
-  options.methods = manifest->methods;
-  if (config.event_log != "off") {
-    auto events = make_event_log(config.event_log);
-    if (!events) {
-      spdlog::error("{}", events.error().message);
-      return 2;
-    }
-    options.on_event = std::move(*events);
-  }
-  MeteredAcquirerRoutes metered_acquirers(*directory);
-  auto service = std::make_unique<actors::PaymentService>(**store, metered_acquirers, *transport, std::move(options));
-  if (metrics_endpoint) {
-    add_service_gauges(*service);
-  }
-  PppHandlerOptions handler_options;
-  handler_options.webhook_keys = std::move(*webhook_keys);
-  handler_options.stub = stub;
-  handler_options.callback_urls = callback_rules;
-  handler_options.secure_proxy_urls = http::DestinationRules{*proxy_hosts, config.callback_allow_private};
-  handler_options.merchants = directory.get();
-  handler_options.manifest = std::move(*manifest);
-  std::unique_ptr<http::Server> server;  // the flow's new merchants are activated on it
-  OnboardingOptions flow;
-  flow.issued_path = onboarded;
-  flow.return_urls = http::DestinationRules{*return_hosts, config.callback_allow_private};
-  flow.activate = [&] { reload_merchants(*path, onboarded, *server, *directory); };
-  flow.max_merchants = static_cast<size_t>(config.onboarding_max_merchants);
-  auto onboarding = std::make_unique<Onboarding>(std::move(flow));
-  handler_options.onboarding = onboarding.get();
-  PppHandler ppp_handler(*service, std::move(handler_options));
-  admin::OperatorApiOptions admin_options;
-  admin_options.operators = [&directory](const std::string& name) { return operator_scope(*directory, name); };
-  admin_options.idempotency.retention = std::chrono::seconds(config.idempotency_retention_s);
-  admin_options.idempotency.keyspace = domain::Space::kIdempotency;
-  admin_options.legacy_owner = legacy_owner;
-  admin_options.cursor_key = [&service] { return service->derive_key("operator API search cursors"); };
-  auto operator_api = std::make_shared<admin::OperatorApi>(*service, **store, std::move(admin_options));
-  Routes handler(ppp_handler, *operator_api);
-  set_server_limits(config, server_options);
-  server_options.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
-                                 "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};
-  for (auto& page : admin::OperatorApi::public_paths()) {
-    server_options.public_paths.push_back(std::move(page));
-  }
-  server_options.known_path = [&ppp_handler, &operator_api](std::string_view route) {
-    return ppp_handler.knows(route) || operator_api->knows(route);
-  };
-  server_options.credentials = credentials;
-  server_options.bearer_prefix = std::string(admin::kApiPrefix);
-  server_options.bearer_credentials = operator_credentials;
-  for (const auto& [key, token] : ppp::kCredentialHeaders) {
-    server_options.credential_headers.push_back({std::string(key), std::string(token)});
-  }
-  server_options.test_suite_header = std::string(kTestSuiteHeader);
-  if (config.access_log != "off") {
-    auto access = make_access_log(config.access_log);
-    if (!access) {
-      spdlog::error("{}", access.error().message);
-      return 2;
-    }
-    server_options.access_log = std::move(*access);
-  }
-  server_options.access_log = observe_requests(std::move(server_options.access_log), metrics_endpoint != nullptr);
-  server_options.errors = [](unsigned status, std::string_view code, std::string_view message) {
-    return http::Response(status, ppp::write_error(code, message));
-  };
-  if (!config.tls_cert.empty() || !config.tls_key.empty()) {
-    http::TlsListenerOptions tls;
-    if (config.tls_cert.empty() || config.tls_key.empty() || !split_host_port(config.tls_listen, tls.host, tls.port)) {
-      spdlog::error("TLS needs --tls-cert and --tls-key, and --tls-listen as HOST:PORT");
-      return 2;
-    }
-    tls.cert_file = config.tls_cert;
-    tls.key_file = config.tls_key;
-    server_options.tls = std::move(tls);
-  }
-  server = std::make_unique<http::Server>(server_options, handler);
-  auto port = server->start();  // answers 503 until the service has started
-  if (!port) {
-    spdlog::error("{}", port.error().message);
-    return 1;
-  }
-  bool any_address = server_options.host == "0.0.0.0" || server_options.host == "::";
-  std::string self_host = any_address ? "127.0.0.1" : server_options.host;
-  if (self_host.find(':') != std::string::npos) {
-    self_host = "[" + self_host + "]";
-  }
-  std::string self_url = "http://" + self_host + ":" + std::to_string(*port);
-  if (auto s = service->start(config.public_url.empty() ? self_url : config.public_url); !s) {
-    spdlog::error("cannot start: {}", s.error().message);
-    return 1;
-  }
-  directory->enable_stub_webhooks(self_url + "/webhooks/acquirer", stub_key);
-  // Tests and scripts read this line to learn the port when listening on port 0.
-  spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options.host, *port,
-               config.acquirer, config.data_dir);
-  if (server_options.tls) {
-    spdlog::info("idempay listening with TLS on {}:{}", server_options.tls->host, server->tls_port());
-  }
-  if (metrics_endpoint) {
-    spdlog::info("metrics on port {} (GET /metrics)", metrics_endpoint->port());
-  }
-  notify_systemd("READY=1");
+// -- the connector: its parts, built in order, torn down in reverse -------------------------
 
-  int sig = 0;
-  while ((sig = wait_for_service_signal()) == SIGHUP) {
-    notify_systemd("RELOADING=1");
-    reload_merchants(*path, onboarded, *server, *directory);
-    if (auto reloaded = server->reload_tls(); !reloaded) {
-      spdlog::error("TLS certificate not reloaded, the previous one stays: {}", reloaded.error().message);
-    } else if (server_options.tls) {
-      spdlog::info("TLS certificate and key reloaded from {}", server_options.tls->cert_file);
+class Connector {
+public:
+  explicit Connector(ServeConfig config) : config_(std::move(config)) {}
+
+  // The steps of a start, in order; the first that fails ends it.
+  Step start() {
+    for (auto step : {&Connector::read_configuration, &Connector::load_merchants, &Connector::open_store,
+                      &Connector::make_callbacks, &Connector::make_service, &Connector::make_handlers,
+                      &Connector::start_server, &Connector::start_service}) {
+      if (auto done = (this->*step)(); !done) {
+        return done;
+      }
     }
+    return {};
+  }
+
+  // Serves until SIGINT or SIGTERM; SIGHUP reloads the merchants and the TLS certificate.
+  void serve() {
     notify_systemd("READY=1");
+    int sig = 0;
+    while ((sig = cli::wait_for_service_signal()) == SIGHUP) {
+      notify_systemd("RELOADING=1");
+      reload();
+      notify_systemd("READY=1");
+    }
+    stop(sig);
   }
+
+private:
+  Step read_configuration() {
+    if (auto secrets = read_secret_files(config_); !secrets) {
+      return misconfigured(secrets.error().message);
+    }
+    if (!cli::split_host_port(config_.listen, server_options_.host, server_options_.port)) {
+      return misconfigured("--listen must be HOST:PORT, got " + config_.listen);
+    }
+    auto proxies = http::NetworkList::parse(config_.trusted_proxies);
+    if (!proxies) {
+      return misconfigured("--trusted-proxies: " + proxies.error().message);
+    }
+    server_options_.trusted_proxies = std::move(*proxies);
+    if (auto dir = config::ensure_private_directory(config_.data_dir); !dir) {
+      return failed(dir.error().message);
+    }
+    if (auto route = config::check_acquirer_route(config_.acquirer); !route) {
+      return misconfigured("--acquirer: " + route.error().message);
+    }
+    auto manifest = config_.manifest.empty() ? Result<config::Manifest>(config::default_manifest())
+                                             : config::load_manifest(config_.manifest);
+    if (!manifest) {
+      return misconfigured("--manifest: " + manifest.error().message);
+    }
+    manifest_ = std::move(*manifest);
+    return {};
+  }
+
+  Step load_merchants() {
+    auto path = merchants_path(config_);
+    if (!path) {
+      return misconfigured(path.error().message);
+    }
+    merchants_path_ = *path;
+    onboarded_path_ = (std::filesystem::path(config_.data_dir) / "onboarded-merchants.json").string();
+    auto merchants = config::load_merchant_file(merchants_path_, onboarded_path_);
+    if (!merchants) {
+      return misconfigured(merchants.error().message);
+    }
+    for (const auto& warning : merchants->warnings) {
+      spdlog::warn("{}: {}", merchants_path_, warning);
+    }
+    server_options_.credentials = merchants->credentials;
+    server_options_.bearer_credentials = merchants->operator_credentials;
+    legacy_owner_ = merchants->first_merchant;
+    directory_ = std::make_unique<MerchantDirectory>(std::move(*merchants), acquirer_defaults(config_));
+    return {};
+  }
+
+  Step open_store() {
+    auto at = config::parse_store_location(config_.store, config_.data_dir);
+    if (!at) {
+      return failed("cannot open the store: " + at.error().message);
+    }
+    at->memtable_bytes = static_cast<size_t>(config_.rocksdb_memtable_mb) << 20;
+    shared_store_ = at->kind == config::StoreLocation::Kind::kPostgres;
+    spdlog::info("store: {}", config::describe(*at));
+    auto store = config::open_store_at(*at, false, !config_.no_migrate);
+    if (!store) {
+      return failed("cannot open the store: " + store.error().message);
+    }
+    store_ = std::move(*store);
+    return {};
+  }
+
+  // Callbacks to the gateway: signed, with the connector's (or the merchant's own) credentials,
+  // only to allowed hosts.
+  Step make_callbacks() {
+    std::string signing_secret = config_.callback_signing_secret;
+    if (signing_secret.empty()) {
+      auto generated = config::read_or_create_secret((std::filesystem::path(config_.data_dir) / "dev-callback-secret").string(),
+                                                     [] { return webhooks::generate_secret(); });
+      if (!generated) {
+        return failed(generated.error().message);
+      }
+      signing_secret = std::move(*generated);
+      spdlog::warn("no --callback-signing-secret given; callbacks are signed with the secret in "
+                   "{}/dev-callback-secret", config_.data_dir);
+    }
+    auto signing_key = webhooks::decode_secret(signing_secret);
+    if (!signing_key) {
+      return misconfigured("--callback-signing-secret: " + signing_key.error().message);
+    }
+    if (config_.callback_app_key.empty() || config_.callback_app_token.empty()) {
+      spdlog::warn("no --callback-app-key/--callback-app-token: callbacks carry empty VTEX credentials");
+    }
+    auto callback_hosts = http::HostAllowlist::parse(config_.callback_allowed_hosts);
+    auto proxy_hosts = http::HostAllowlist::parse(config_.secure_proxy_allowed_hosts);
+    auto return_hosts = http::HostAllowlist::parse(config_.onboarding_return_hosts);
+    for (auto* hosts : {&callback_hosts, &proxy_hosts, &return_hosts}) {
+      if (!*hosts) {
+        return misconfigured("--callback-allowed-hosts / --secure-proxy-allowed-hosts / --onboarding-return-hosts: " +
+                             hosts->error().message);
+      }
+    }
+    callback_rules_ = http::DestinationRules{*callback_hosts, config_.callback_allow_private};
+    proxy_rules_ = http::DestinationRules{*proxy_hosts, config_.callback_allow_private};
+    return_rules_ = http::DestinationRules{*return_hosts, config_.callback_allow_private};
+    ppp::CallbackTransportOptions options;
+    options.app_key = config_.callback_app_key;
+    options.app_token = config_.callback_app_token;
+    options.signing_key = *signing_key;
+    options.destinations = callback_rules_;
+    options.merchant_credentials = [directory = directory_.get()](const std::string& merchant) {
+      return directory->callback_credentials(merchant);
+    };
+    options.total_timeout = std::chrono::milliseconds(config_.callback_timeout_ms);
+    options.extra_ca_file = config_.callback_ca_file;
+    transport_ = std::make_unique<ppp::HttpCallbackTransport>(options);
+    return {};
+  }
+
+  // The payment engine, and what watches it: metrics, the event log.
+  Step make_service() {
+    if (!config_.metrics_listen.empty()) {
+      metrics::enable();
+      try {
+        metrics_endpoint_ = std::make_unique<metrics::Endpoint>(config_.metrics_listen);
+      } catch (const std::exception& e) {
+        return failed("--metrics-listen " + config_.metrics_listen + ": " + e.what());
+      }
+    }
+    auto options = service_options(config_, legacy_owner_, shared_store_);
+    options.methods = manifest_.methods;
+    if (config_.event_log != "off") {
+      auto events = observability::make_event_log(config_.event_log);
+      if (!events) {
+        return misconfigured(events.error().message);
+      }
+      options.on_event = std::move(*events);
+    }
+    metered_acquirers_ = std::make_unique<observability::MeteredAcquirerRoutes>(*directory_);
+    service_ = std::make_unique<actors::PaymentService>(*store_, *metered_acquirers_, *transport_, std::move(options));
+    if (metrics_endpoint_) {
+      add_service_gauges(*service_);
+    }
+    return {};
+  }
+
+  // The PPP's routes and the operator API's, and what the server needs to know of them.
+  Step make_handlers() {
+    auto webhook_keys = decode_secrets(config_.acquirer_webhook_secrets);
+    if (!webhook_keys) {
+      return misconfigured("--acquirer-webhook-secret: " + webhook_keys.error().message);
+    }
+    // The in-process stub reports to this very server, signed with a key of its own.
+    stub_key_ = crypto::random_bytes(32);
+    webhook_keys->push_back(stub_key_);
+    ppp::PppHandlerOptions options;
+    options.webhook_keys = std::move(*webhook_keys);
+    if (directory_->uses_stub()) {
+      options.stub_trigger = [directory = directory_.get()](const std::string& payment_id, const std::string& outcome) {
+        return directory->stub_trigger(payment_id, outcome);
+      };
+    }
+    options.callback_urls = callback_rules_;
+    options.secure_proxy_urls = proxy_rules_;
+    options.policy_of = [directory = directory_.get()](const std::string& merchant) {
+      return directory->policy_of(merchant);
+    };
+    options.manifest = manifest_;
+    ppp::OnboardingOptions flow;
+    flow.issued_path = onboarded_path_;
+    flow.return_urls = return_rules_;
+    flow.activate = [this] { reload_merchants(); };
+    flow.max_merchants = static_cast<size_t>(config_.onboarding_max_merchants);
+    onboarding_ = std::make_unique<ppp::Onboarding>(std::move(flow));
+    options.onboarding = onboarding_.get();
+    ppp_handler_ = std::make_unique<ppp::PppHandler>(*service_, std::move(options));
+    admin::OperatorApiOptions admin_options;
+    admin_options.operators = [directory = directory_.get()](const std::string& name) {
+      return directory->operator_scope(name);
+    };
+    admin_options.idempotency.retention = std::chrono::seconds(config_.idempotency_retention_s);
+    admin_options.idempotency.keyspace = domain::Space::kIdempotency;
+    admin_options.legacy_owner = legacy_owner_;
+    admin_options.cursor_key = [service = service_.get()] { return service->derive_key("operator API search cursors"); };
+    operator_api_ = std::make_shared<admin::OperatorApi>(*service_, *store_, std::move(admin_options));
+    routes_ = std::make_unique<Routes>(*ppp_handler_, *operator_api_);
+    return {};
+  }
+
+  Step start_server() {
+    auto& o = server_options_;
+    o.io_threads = config_.io_threads > 0 ? config_.io_threads : half_the_cores();
+    o.max_connections = static_cast<size_t>(std::max<int64_t>(0, config_.max_connections));
+    o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config_.max_connections_per_source));
+    o.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
+    o.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
+                      "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};
+    for (auto& page : admin::OperatorApi::public_paths()) {
+      o.public_paths.push_back(std::move(page));
+    }
+    o.known_path = [ppp = ppp_handler_.get(), operators = operator_api_.get()](std::string_view path) {
+      return ppp->knows(path) || operators->knows(path);
+    };
+    o.bearer_prefix = std::string(admin::kApiPrefix);
+    for (const auto& [key, token] : idempay::ppp::kCredentialHeaders) {
+      o.credential_headers.push_back({std::string(key), std::string(token)});
+    }
+    o.test_suite_header = std::string(ppp::kTestSuiteHeader);
+    if (config_.access_log != "off") {
+      auto access = observability::make_access_log(config_.access_log);
+      if (!access) {
+        return misconfigured(access.error().message);
+      }
+      o.access_log = std::move(*access);
+    }
+    o.access_log = observability::observe_requests(std::move(o.access_log), metrics_endpoint_ != nullptr);
+    o.errors = [](unsigned status, std::string_view code, std::string_view message) {
+      return http::Response(status, idempay::ppp::write_error(code, message));
+    };
+    if (!config_.tls_cert.empty() || !config_.tls_key.empty()) {
+      http::TlsListenerOptions tls;
+      if (config_.tls_cert.empty() || config_.tls_key.empty() || !cli::split_host_port(config_.tls_listen, tls.host, tls.port)) {
+        return misconfigured("TLS needs --tls-cert and --tls-key, and --tls-listen as HOST:PORT");
+      }
+      tls.cert_file = config_.tls_cert;
+      tls.key_file = config_.tls_key;
+      o.tls = std::move(tls);
+    }
+    server_ = std::make_unique<http::Server>(o, *routes_);
+    auto port = server_->start();  // answers 503 until the service has started
+    if (!port) {
+      return failed(port.error().message);
+    }
+    port_ = *port;
+    return {};
+  }
+
+  Step start_service() {
+    bool any_address = server_options_.host == "0.0.0.0" || server_options_.host == "::";
+    std::string self_host = any_address ? "127.0.0.1" : server_options_.host;
+    if (self_host.find(':') != std::string::npos) {
+      self_host = "[" + self_host + "]";
+    }
+    std::string self_url = "http://" + self_host + ":" + std::to_string(port_);
+    if (auto s = service_->start(config_.public_url.empty() ? self_url : config_.public_url); !s) {
+      return failed("cannot start: " + s.error().message);
+    }
+    directory_->enable_stub_webhooks(self_url + "/webhooks/acquirer", stub_key_);
+    // Tests and scripts read this line to learn the port when listening on port 0.
+    spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options_.host, port_, config_.acquirer,
+                 config_.data_dir);
+    if (server_options_.tls) {
+      spdlog::info("idempay listening with TLS on {}:{}", server_options_.tls->host, server_->tls_port());
+    }
+    if (metrics_endpoint_) {
+      spdlog::info("metrics on port {} (GET /metrics)", metrics_endpoint_->port());
+    }
+    return {};
+  }
+
+  // SIGHUP: the merchants file is read again; if it is valid, new credentials and settings
+  // apply to the next request (payments already created keep their acquirer); if not, the old
+  // ones stay and the error is logged. The TLS certificate and key too.
+  void reload() {
+    reload_merchants();
+    if (auto reloaded = server_->reload_tls(); !reloaded) {
+      spdlog::error("TLS certificate not reloaded, the previous one stays: {}", reloaded.error().message);
+    } else if (server_options_.tls) {
+      spdlog::info("TLS certificate and key reloaded from {}", server_options_.tls->cert_file);
+    }
+  }
+
+  void reload_merchants() {
+    auto reloaded = config::load_merchant_file(merchants_path_, onboarded_path_);
+    if (!reloaded) {
+      spdlog::error("{} not reloaded, the previous merchants stay: {}", merchants_path_, reloaded.error().message);
+      return;
+    }
+    for (const auto& warning : reloaded->warnings) {
+      spdlog::warn("{}: {}", merchants_path_, warning);
+    }
+    size_t count = reloaded->credentials->size();
+    server_->set_credentials(reloaded->credentials);
+    server_->set_bearer_credentials(reloaded->operator_credentials);
+    directory_->replace(std::move(*reloaded));
+    spdlog::info("{} reloaded ({} merchants)", merchants_path_, count);
+  }
+
   // Not ready first, so that the load balancer stops sending; requests keep being served
   // meanwhile, and then the drain waits for those in flight.
-  notify_systemd("STOPPING=1");
-  service->begin_drain();
-  if (config.drain_grace_ms > 0) {
-    spdlog::info("signal {} received: not ready; draining in {} ms", sig, config.drain_grace_ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(config.drain_grace_ms));
+  void stop(int sig) {
+    notify_systemd("STOPPING=1");
+    service_->begin_drain();
+    if (config_.drain_grace_ms > 0) {
+      spdlog::info("signal {} received: not ready; draining in {} ms", sig, config_.drain_grace_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(config_.drain_grace_ms));
+    }
+    spdlog::info("signal {} received: draining", sig);
+    size_t left = server_->stop(std::chrono::milliseconds(config_.drain_timeout_ms));
+    if (left > 0) {
+      spdlog::warn("{} requests still unanswered after the drain timeout", left);
+    }
+    onboarding_.reset();  // its last exchange, if any, reloads the merchants: before they go
+    // Order matters: actors stop first, then the store (which completes pending commits),
+    // then the acquirers (in the directory), then the objects the callbacks of both may reach.
+    service_->shutdown();
+    store_.reset();
+    directory_.reset();
+    transport_.reset();
+    service_.reset();
+    server_.reset();
+    spdlog::info("stopped cleanly");
   }
-  spdlog::info("signal {} received: draining", sig);
-  size_t left = server->stop(std::chrono::milliseconds(config.drain_timeout_ms));
-  if (left > 0) {
-    spdlog::warn("{} requests still unanswered after the drain timeout", left);
+
+  ServeConfig config_;
+  config::Manifest manifest_;
+  std::string merchants_path_;
+  std::string onboarded_path_;
+  std::string legacy_owner_;
+  bool shared_store_ = false;
+  http::ServerOptions server_options_;
+  http::DestinationRules callback_rules_;
+  http::DestinationRules proxy_rules_;
+  http::DestinationRules return_rules_;
+  std::string stub_key_;
+  uint16_t port_ = 0;
+  // Declared in the order they are built; stop() tears them down in the order that matters.
+  std::unique_ptr<MerchantDirectory> directory_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<ppp::HttpCallbackTransport> transport_;
+  std::unique_ptr<metrics::Endpoint> metrics_endpoint_;
+  std::unique_ptr<observability::MeteredAcquirerRoutes> metered_acquirers_;
+  std::unique_ptr<actors::PaymentService> service_;
+  std::unique_ptr<ppp::Onboarding> onboarding_;
+  std::unique_ptr<ppp::PppHandler> ppp_handler_;
+  std::shared_ptr<admin::OperatorApi> operator_api_;
+  std::unique_ptr<Routes> routes_;
+  std::unique_ptr<http::Server> server_;
+};
+
+}  // namespace
+
+int run_serve(const ServeConfig& config) {
+  raise_descriptor_limit();
+  Connector connector(config);
+  if (auto started = connector.start(); !started) {
+    spdlog::error("{}", started.error().message);
+    return started.error().exit_code;
   }
-  onboarding.reset();  // its last exchange, if any, reloads the merchants: before they go
-  // Order matters: actors stop first, then the store (which completes pending commits),
-  // then the acquirers (in the directory), then the objects the callbacks of both may reach.
-  service->shutdown();
-  store->reset();
-  directory.reset();
-  transport.reset();
-  service.reset();
-  server.reset();
-  spdlog::info("stopped cleanly");
+  connector.serve();
   return 0;
 }
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "manifest.hpp"
-#include "merchants.hpp"
+#include "idempay/config/manifest.hpp"
+#include "idempay/config/merchants.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) {
@@ -20,9 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.write(reinterpret_cast<const char*>(data) + 1, static_cast<std::streamsize>(size - 1));
   }
   if (data[0] % 2 == 0) {
-    (void)idempay::app::load_merchant_file(path);
+    (void)idempay::config::load_merchant_file(path);
   } else {
-    (void)idempay::app::load_manifest(path);
+    (void)idempay::config::load_manifest(path);
   }
   return 0;
 }

@@ -65,7 +65,7 @@ void PaymentActor::release_waiters() {
 void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
-  if (busy_ || !deferred_.empty() || reconcile_pending_ || loading_ || following_ > 0 || audit_unacked_ > 0
+  if (busy() || !deferred_.empty() || reconcile_pending_ || copy_ == Copy::kLoading || following_ > 0 || audit_unacked_ > 0
       || !audit_buffer_.empty()) {
     return;  // the directory offers again after another idle timeout
   }
@@ -79,10 +79,10 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
     return sink.deliver(error_reply(*load_failure_));
   }
   awaiting_load_.push_back(std::move(again));
-  if (loading_) {
+  if (copy_ == Copy::kLoading) {
     return;
   }
-  loading_ = true;
+  copy_ = Copy::kLoading;
   if (shared()) {
     flush_audit();  // the load must see this actor's own entries, or it would chain from behind them
     if (audit_unacked_ > 0) {
@@ -101,7 +101,7 @@ void PaymentActor::start_load() {
 }
 
 void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
-  loading_ = false;
+  copy_ = Copy::kNone;  // loaded, below, if it was
   if (got) {
     if (!audit_buffer_.empty()) {
       // Chained to entries whose commit failed: storing them would leave a gap in the chain.
@@ -116,7 +116,7 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
     stale_ = false;
     tally_ = std::move(got->tally);
     tally_changed_ = false;
-    loaded_ = true;
+    copy_ = Copy::kLoaded;
   }
   // The commands that waited run in arrival order now: each finds the record loaded, or
   // answers the failure (and a later command starts a new load).
@@ -135,7 +135,23 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
 
 // -- carrying out decisions ---------------------------------------------------------------------
 
+namespace {
+
+// A decision that breaks a rule of the core is never written (payment_core.hpp,
+// broken_invariant). The test builds stop here, so that the test that got there fails loudly.
+void report_broken_invariant(const std::string& payment_id, const std::string& rule) {
+  spdlog::error("payment {}: an invariant of the payment core did not hold, nothing was written: {}", payment_id, rule);
+#ifdef IDEMPAY_ABORT_ON_BROKEN_INVARIANT
+  std::abort();
+#endif
+}
+
+}  // namespace
+
 void PaymentActor::answer_now(Decision d, const ReplySink& sink) {
+  if (!d.broken.empty()) {
+    report_broken_invariant(id(), d.broken);  // its answer is the retryable error
+  }
   for (auto& e : d.noted) {
     audit_now(std::move(e));
   }
@@ -160,6 +176,11 @@ std::optional<size_t> position_of(const storage::Batch& batch, storage::Keyspace
 }  // namespace
 
 void PaymentActor::carry_out(Decision d, const char* crash_at) {
+  if (auto broken = broken_invariant(payment_, d); !broken.empty()) {
+    report_broken_invariant(id(), broken);
+    reply_all(error_reply(Outcome::kRetry, "internal-error", "an internal rule did not hold; nothing was done"));
+    return finish();
+  }
   for (auto& e : std::exchange(d.noted, {})) {
     audit_now(std::move(e));
   }
@@ -170,7 +191,7 @@ void PaymentActor::carry_out(Decision d, const char* crash_at) {
   if (chained && stale_) {
     // The chain's head in memory is one a lost commit left: chain from the stored one.
     auto held = std::make_shared<Decision>(std::move(d));
-    loaded_ = false;
+    forget_copy();
     return when_loaded(ReplySink(), [me = shared_from_this(), held, crash_at] {
       me->carry_out(std::move(*held), crash_at);
     });
@@ -256,7 +277,7 @@ void PaymentActor::arm_answer_deadline() {
 }
 
 void PaymentActor::on_answer_deadline(uint64_t attempt) {
-  if (!busy_ || flow_ != Flow::kCreate || attempt != create_attempt_ || past_deadline_) {
+  if (!busy() || flow_ != Flow::kCreate || attempt != create_attempt_ || past_deadline_) {
     return;  // that create has ended (or this one answered already)
   }
   past_deadline_ = true;
@@ -377,7 +398,6 @@ void PaymentActor::call_operation(PendingOperation op) {
 }
 
 void PaymentActor::finish() {
-  busy_ = false;
   flow_ = Flow::kNone;
   again_ = nullptr;
   recommit_ = nullptr;
@@ -391,7 +411,7 @@ void PaymentActor::finish() {
   if (auto done = std::exchange(on_finished_, nullptr)) {
     done();
   }
-  while (!busy_ && !deferred_.empty()) {
+  while (!busy() && !deferred_.empty()) {
     auto next = std::move(deferred_.front());
     deferred_.pop_front();
     next();
@@ -404,7 +424,7 @@ void PaymentActor::end_to_follow() {
     waiters_[i].deliver(in_progress_elsewhere(id()));
   }
   waiters_.clear();
-  loaded_ = false;
+  forget_copy();
   if (again) {
     deferred_.push_front(std::move(again));  // it looks again (follow_later) once reloaded
   }
@@ -444,7 +464,7 @@ void PaymentActor::abandon(const Error& e) {
       // (another instance appended to the audit chain, or applied the same outcome first),
       // never asked for again. The mutation and its waiters stay.
       ++conflict_retries_;
-      loaded_ = false;
+      forget_copy();
       return when_loaded(ReplySink(), recommit_);
     }
     if (again_ && conflict_retries_ < kMaxRaces) {
@@ -457,7 +477,7 @@ void PaymentActor::abandon(const Error& e) {
         waiters_[i].deliver(error_reply(Error{ErrorCode::kUnavailable, "concurrent update; retry"}));
       }
       waiters_.clear();
-      loaded_ = false;
+      forget_copy();
       deferred_.push_front(std::move(again));
       finish();
       conflict_retries_ = races;
@@ -469,7 +489,7 @@ void PaymentActor::abandon(const Error& e) {
               e.message);
   reply_all(error_reply(e.code == ErrorCode::kConflict ? Error{ErrorCode::kUnavailable, "concurrent update; retry"}
                                                        : e));
-  loaded_ = false;
+  forget_copy();
   finish();
 }
 
@@ -483,8 +503,8 @@ void PaymentActor::audit_now(AuditEntry e) {
   if (shared() && stale_) {
     // Never chained onto a head a lost commit left: once the stored head is loaded.
     relink_.push_back(std::move(e));
-    if (!busy_ && !loading_) {
-      loaded_ = false;
+    if (!busy() && copy_ != Copy::kLoading) {
+      forget_copy();
       when_loaded(ReplySink(), [] {});
     }
     return;
@@ -513,7 +533,7 @@ void PaymentActor::audit_now(AuditEntry e) {
 }
 
 void PaymentActor::seal_tally() {
-  audit_.append(id(), audit_entry("arrivals_counted", id(), {}, {}, {}, tally_.encode()), audit_buffer_);
+  audit_.append(id(), audit_entry(AuditKind::kArrivalsCounted, id(), {}, {}, {}, tally_.encode()), audit_buffer_);
   audit_buffer_.push_back({Space::kAudit, audit_tally_key(id()), std::nullopt, std::nullopt, true});
   tally_ = ArrivalTally{};
   tally_changed_ = false;
@@ -534,8 +554,8 @@ void PaymentActor::flush_audit(bool seal) {
     return flush_shared_audit();
   }
   auto on_failure = in_actor<Error>([me = shared_from_this()](const Error&) {
-    if (!me->busy_) {
-      me->loaded_ = false;
+    if (!me->busy()) {
+      me->forget_copy();
     }
   });
   // Only a failure comes back to the actor: a success changes nothing here, and a message per
@@ -576,7 +596,7 @@ void PaymentActor::on_audit_acked(bool lost_race, bool failed, std::vector<Audit
     audit_buffer_.clear();
     flush_wanted_ = false;
     stale_ = true;
-    loaded_ = false;
+    forget_copy();
   }
   if (load_after_audit_) {
     load_after_audit_ = false;
@@ -587,7 +607,7 @@ void PaymentActor::on_audit_acked(bool lost_race, bool failed, std::vector<Audit
   }
   if (std::exchange(flush_wanted_, false)) {
     flush_shared_audit();
-  } else if (!relink_.empty() && !loaded_ && !loading_ && !busy_) {
+  } else if (!relink_.empty() && copy_ == Copy::kNone && !busy()) {
     when_loaded(ReplySink(), [] {});  // chain them again now, not at the next request
   }
 }

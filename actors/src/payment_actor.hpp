@@ -33,6 +33,21 @@ public:
   caf::behavior behavior();
 
 private:
+  // Where the actor stands: two things, each one explicit state.
+  //
+  //   its copy of the record    kNone ──load──▶ kLoading ──read──▶ kLoaded
+  //                               ▲               │ failed            │ shared store: after each
+  //                               └───────────────┴───────────────────┘ command, or a lost race
+  //
+  //   the mutation in flight    kNone ──begin(flow)──▶ kCreate | kOperation | kEvent | kTerminal
+  //                               ▲                     | kRefresh | kBackground
+  //                               └──────── finish() ─────────┘
+  //
+  // Commands that need no turn of the payment (stored answers, refusals) are answered in any
+  // state; a mutation waits for kLoaded, and for kNone in flight (deferred_, in arrival order).
+  // A copy may be reloaded while a mutation runs (its commit lost a race: the chain's head).
+  enum class Copy : uint8_t { kNone, kLoading, kLoaded };
+
   // The mutation in flight, if any: who started it decides who hears its outcome.
   enum class Flow : uint8_t {
     kNone,
@@ -52,6 +67,13 @@ private:
   }
 
   const std::string& id() const { return payment_.id; }
+  bool busy() const { return flow_ != Flow::kNone; }
+  // The copy is no longer trusted (a load in progress stays in progress).
+  void forget_copy() {
+    if (copy_ == Copy::kLoaded) {
+      copy_ = Copy::kNone;
+    }
+  }
   // Other instances write this store too: what is cached may be stale (see when_loaded).
   bool shared() const { return ctx_.core.shared(); }
   const PaymentRecord& record() const { return *payment_.record; }
@@ -77,11 +99,11 @@ private:
   // overwrite what that mutation commits.
   template <class Command>
   bool wait_for_load(void (PaymentActor::*handler)(Command), Command& cmd) {
-    if (loaded_) {
+    if (copy_ == Copy::kLoaded) {
       return false;
     }
     auto again = [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
-    if (busy_) {
+    if (busy()) {
       defer(std::move(again));
       return true;
     }
@@ -96,8 +118,8 @@ private:
   // Shared stores: what was loaded serves the command at hand and the ones queued behind it,
   // then the next command reads the store again (another instance may have moved on).
   void forget_unless_busy() {
-    if (shared() && !busy_) {
-      loaded_ = false;
+    if (shared() && !busy()) {
+      forget_copy();
     }
   }
 
@@ -180,7 +202,7 @@ private:
   // the chain reaches the store in order and its head never moves back.
   // Metrics and the event log see each event as it is recorded (before its commit lands).
   void observe(const AuditEntry& e) {
-    metrics::count_event(e.kind);
+    metrics::count_event(to_string(e.kind));
     if (ctx_.on_event) {
       ctx_.on_event(id(), e);
     }
@@ -238,12 +260,10 @@ private:
   const ActorContext& ctx_;
   Payment payment_;  // the record as last loaded or committed, and its etag
 
-  bool loaded_ = false;
-  bool loading_ = false;
+  Copy copy_ = Copy::kNone;
   std::vector<std::function<void()>> awaiting_load_;  // commands that arrived before the record
   const Error* load_failure_ = nullptr;                // set while a failed load is reported
 
-  bool busy_ = false;
   Flow flow_ = Flow::kNone;
   std::vector<ReplySink> waiters_;  // who hears the outcome of the mutation in flight
   std::shared_ptr<ppp::CreatePaymentRequest> inflight_create_;  // card data lives only here

@@ -7,7 +7,6 @@
 namespace idempay::actors {
 
 void PaymentActor::begin(Flow flow, std::string merchant, std::function<void()> again) {
-  busy_ = true;
   flow_ = flow;
   ++create_attempt_;
   past_deadline_ = false;
@@ -44,28 +43,28 @@ void PaymentActor::on_create(CreateCommand cmd) {
   if (auto now = answer_create_now(payment_, arrival, ctx_.core)) {
     return answer_now(std::move(*now), cmd.sink);
   }
-  if (busy_ && flow_ == Flow::kCreate) {
+  if (busy() && flow_ == Flow::kCreate) {
     // Only the very same request of the very same merchant joins the call in flight.
     if (fingerprint != inflight_fingerprint_ || cmd.merchant != inflight_merchant_) {
       return cmd.sink.deliver(payment_conflict(id()));
     }
     if (past_deadline_) {  // its callers were told `undefined` already: so is this one, now
-      audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+      audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                              "undefined while the acquirer is still answering")));
       return cmd.sink.deliver(undefined_answer(id()));
     }
-    audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+    audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                            "joined the call in flight")));
     waiters_.push_back(std::move(cmd.sink));
     return;
   }
-  if (busy_ && payment_.record && is_unresolved(record().state)) {
+  if (busy() && payment_.record && is_unresolved(record().state)) {
     // Being reconciled in the background: answer "not known yet" now instead of waiting.
-    audit_now(by(cmd.merchant, audit_entry("event_duplicate_reused", id(), fingerprint, {}, {},
+    audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                            "undefined while reconciling")));
     return cmd.sink.deliver(undefined_answer(id()));
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
   }
   std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant, cmd.request.test_suite);
@@ -88,7 +87,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
 // operations change the state, never that answer): its replays and refusals are answered from
 // the record last read, without a round trip to the database.
 bool PaymentActor::answer_replay_from_cache(const CreateCommand& cmd) {
-  if (loaded_ || !shared() || busy_ || loading_ || stale_ || !payment_.record || is_unresolved(record().state)
+  if (copy_ != Copy::kNone || !shared() || busy() || stale_ || !payment_.record || is_unresolved(record().state)
       || record().state == PaymentState::kUndefined) {
     return false;
   }
@@ -110,7 +109,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
   if (auto now = answer_terminal_now(payment_)) {
     return answer_now(std::move(*now), cmd.sink);
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_terminal(std::move(cmd)); });
   }
   Decision d = submit_terminal(payment_, cmd.serial, now_unix_ms());
@@ -134,18 +133,18 @@ void PaymentActor::on_operate(OperateCommand cmd) {
   if (auto now = answer_operation_now(payment_, OperationArrival{req, cmd.merchant, fingerprint}, ctx_.core)) {
     return answer_now(std::move(*now), cmd.sink);
   }
-  if (busy_ && inflight_request_id_ == req.request_id) {
+  if (busy() && inflight_request_id_ == req.request_id) {
     if (fingerprint != inflight_fingerprint_) {
-      audit_now(by(cmd.merchant, audit_entry("operation_refused", req.request_id, fingerprint, {}, {},
+      audit_now(by(cmd.merchant, audit_entry(AuditKind::kOperationRefused, req.request_id, fingerprint, {}, {},
                                              "requestId reused for another operation")));
       return cmd.sink.deliver(operation_request_conflict(req));
     }
-    audit_now(by(cmd.merchant, audit_entry("operation_duplicate_reused", req.request_id, fingerprint, {}, {},
+    audit_now(by(cmd.merchant, audit_entry(AuditKind::kOperationDuplicateReused, req.request_id, fingerprint, {}, {},
                                            "joined the call in flight")));
     waiters_.push_back(std::move(cmd.sink));
     return;
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_operate(std::move(cmd)); });
   }
   // The actor is reserved while the stored operation is read: a duplicate joins this request,
@@ -205,7 +204,7 @@ void PaymentActor::on_event(EventCommand cmd) {
   if (wait_for_load(&PaymentActor::on_event, cmd)) {
     return;
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
   }
   begin(Flow::kEvent, {}, rerun(shared_from_this(), &PaymentActor::on_event, cmd, shared()));  // while the inbox is read
@@ -229,7 +228,7 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
   if (auto now = answer_refresh_now(payment_, cmd.merchant, ctx_.core)) {
     return answer_now(std::move(*now), cmd.sink);
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_refresh(std::move(cmd)); });
   }
   Decision d = start_refresh(payment_);
@@ -254,13 +253,13 @@ void PaymentActor::schedule_reconcile() {
 
 void PaymentActor::on_reconcile_tick() {
   reconcile_pending_ = false;
-  if (!loaded_) {
+  if (copy_ != Copy::kLoaded) {
     if (load_failure_) {
       return schedule_reconcile();
     }
     return when_loaded(ReplySink(), [me = shared_from_this()] { me->on_reconcile_tick(); });
   }
-  if (busy_) {
+  if (busy()) {
     return defer([me = shared_from_this()] { me->reconcile_in_background({}); });
   }
   reconcile_in_background({});
@@ -271,7 +270,7 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
   // Shared stores: a payment another instance holds is its holder's to reconcile (the sweep
   // comes back once the lease has expired), and a record outdated by a lost race is left to
   // that sweep too.
-  if (!payment_.record || !is_unresolved(record().state) || busy_ || stale_
+  if (!payment_.record || !is_unresolved(record().state) || busy() || stale_
       || leased_elsewhere(record(), ctx_.core, now)) {
     forget_unless_busy();
     if (done) {
@@ -289,7 +288,7 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
 }
 
 void PaymentActor::mark_orphaned() {
-  auto d = busy_ ? std::nullopt : orphan(payment_, now_unix_ms());
+  auto d = busy() ? std::nullopt : orphan(payment_, now_unix_ms());
   if (!d) {
     return;
   }
@@ -316,7 +315,7 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
   defer([me = shared_from_this(), sink = cmd.sink] {
     me->reconcile_in_background([sink] { sink.deliver(Reply{Outcome::kDone, "{}"}); });
   });
-  if (!busy_) {
+  if (!busy()) {
     finish();
   }
 }
@@ -338,7 +337,7 @@ void PaymentActor::on_notified(NotifiedCommand cmd) {
   if (wait_for_load(&PaymentActor::on_notified, cmd)) {
     return;
   }
-  audit_now(audit_entry("callback_notified", cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
+  audit_now(audit_entry(AuditKind::kCallbackNotified, cmd.delivery_id, {}, {}, {}, "HTTP " + std::to_string(cmd.status)));
   forget_unless_busy();
 }
 

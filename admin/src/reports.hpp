@@ -44,7 +44,6 @@ Result<PaymentsPage> search_payments(storage::Store& store, const SearchFilter& 
 /// A search page, `next_cursor` as its nextCursor (empty: null, the end).
 std::string payments_page_json(const PaymentsPage& page, const std::function<std::string(const std::string&)>& owner_of,
                                const std::string& next_cursor);
-std::string payment_report_json(const domain::PaymentReport& report);
 std::string operator_json(const std::string& name, const OperatorScope& scope);
 
 }  // namespace idempay::admin

@@ -23,27 +23,72 @@ std::string audit_head_key(const std::string& payment_id) { return audit_prefix(
 
 std::string audit_tally_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~tally"; }
 
-bool is_repeat(std::string_view kind) {
-  for (std::string_view k : {"event_duplicate_reused", "event_refused", "operation_duplicate_reused",
-                             "operation_refused", "access_refused", "webhook_duplicate"}) {
-    if (kind == k) {
-      return true;
+namespace {
+// In AuditKind's order.
+constexpr std::string_view kKindNames[] = {
+    "event_received",
+    "event_processing_started",
+    "event_processed",
+    "event_duplicate_reused",
+    "event_refused",
+    "event_failed",
+    "event_reconciled",
+    "event_orphaned",
+    "operation_received",
+    "operation_processing_started",
+    "operation_processed",
+    "operation_pending",
+    "operation_duplicate_reused",
+    "operation_refused",
+    "webhook_applied",
+    "webhook_ignored",
+    "webhook_duplicate",
+    "webhook_conflict",
+    "delivery_written",
+    "callback_notified",
+    "terminal_submitted",
+    "access_refused",
+    "acquirer_action_requested",
+    "arrivals_counted",
+};
+}  // namespace
+
+std::string_view to_string(AuditKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
+
+std::optional<AuditKind> audit_kind_from(std::string_view name) {
+  for (size_t i = 0; i < std::size(kKindNames); ++i) {
+    if (kKindNames[i] == name) {
+      return static_cast<AuditKind>(i);
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+bool is_repeat(AuditKind kind) {
+  switch (kind) {
+    case AuditKind::kEventDuplicateReused:
+    case AuditKind::kEventRefused:
+    case AuditKind::kOperationDuplicateReused:
+    case AuditKind::kOperationRefused:
+    case AuditKind::kAccessRefused:
+    case AuditKind::kWebhookDuplicate:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   ++total_;
   for (auto& row : rows_) {
-    if (row.kind == e.kind && row.fingerprint == e.fingerprint && row.merchant == e.merchant) {
+    if (row.kind == to_string(e.kind) && row.fingerprint == e.fingerprint && row.merchant == e.merchant) {
       ++row.count;
       row.last = now;
       return;
     }
   }
   if (rows_.size() + 1 < kMaxRows) {
-    rows_.push_back(ArrivalCount{e.kind, e.fingerprint, e.merchant, 1, now, now});
+    rows_.push_back(ArrivalCount{std::string(to_string(e.kind)), e.fingerprint, e.merchant, 1, now, now});
     return;
   }
   if (rows_.size() + 1 == kMaxRows) {
@@ -52,6 +97,26 @@ void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   ++rows_.back().count;
   rows_.back().last = now;
 }
+
+}  // namespace idempay::domain
+
+namespace idempay::domain::fields {
+
+template <>
+struct Codec<AuditKind> {
+  static void write(JsonWriter& w, AuditKind v) { w.string(to_string(v)); }
+  static bool read(const JsonValue& object, std::string_view name, AuditKind& v) {
+    auto kind = audit_kind_from(object.string_or(name));
+    if (kind) {
+      v = *kind;
+    }
+    return kind.has_value();
+  }
+};
+
+}  // namespace idempay::domain::fields
+
+namespace idempay::domain {
 
 namespace {
 
@@ -130,10 +195,10 @@ Result<AuditHead> decode_head(std::string_view json) {
   return fields::decode_object<AuditHead>(json, kHeadFields, "audit head");
 }
 
-AuditEntry audit_entry(std::string kind, std::string ref, std::string fingerprint, std::string_view before,
+AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint, std::string_view before,
                        std::string_view after, std::string detail) {
   AuditEntry e;
-  e.kind = std::move(kind);
+  e.kind = kind;
   e.ref = std::move(ref);
   e.fingerprint = std::move(fingerprint);
   e.before = std::string(before);

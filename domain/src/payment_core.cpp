@@ -12,9 +12,9 @@ namespace idempay::domain {
 namespace {
 
 // Short, for the many entries below.
-AuditEntry entry(std::string kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
+AuditEntry entry(AuditKind kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
                  std::string_view after = {}, std::string detail = {}) {
-  return audit_entry(std::move(kind), std::move(ref), std::move(fingerprint), before, after, std::move(detail));
+  return audit_entry(kind, std::move(ref), std::move(fingerprint), before, after, std::move(detail));
 }
 
 // An operation_received entry's detail: its kind, and who asked and why for an operator's.
@@ -30,20 +30,31 @@ Decision answer(Reply reply) {
 }
 
 // What the access log calls an answer noted as `kind`.
-std::string_view served_as(std::string_view kind) {
-  if (kind == "event_duplicate_reused" || kind == "operation_duplicate_reused") {
-    return "reused";
+std::string_view served_as(AuditKind kind) {
+  switch (kind) {
+    case AuditKind::kEventDuplicateReused:
+    case AuditKind::kOperationDuplicateReused:
+      return "reused";
+    case AuditKind::kEventRefused:
+    case AuditKind::kOperationRefused:
+    case AuditKind::kAccessRefused:
+      return "conflict";
+    default:
+      return {};
   }
-  if (kind == "event_refused" || kind == "operation_refused" || kind == "access_refused") {
-    return "conflict";
-  }
-  return {};
 }
 
 Decision noted_answer(AuditEntry noted, Reply reply) {
   reply.served = served_as(noted.kind);
   Decision d = answer(std::move(reply));
   d.noted.push_back(std::move(noted));
+  return d;
+}
+
+// A precondition the shell guarantees did not hold: the command is refused, nothing written.
+Decision precondition_failed(std::string_view what) {
+  Decision d = answer(error_reply(Outcome::kRetry, "internal-error", "an internal rule did not hold; nothing was done"));
+  d.broken = std::string(what);
   return d;
 }
 
@@ -80,7 +91,7 @@ void add_callback(Decision& d, const std::string& payment_id, PaymentRecord& r, 
                   int64_t now) {
   d.callback = new_callback(payment_id, r, config, now);
   d.writes.push_back({Space::kOutbox, d.callback->id, encode(*d.callback), 0});
-  d.audit.push_back(entry("delivery_written", d.callback->id));
+  d.audit.push_back(entry(AuditKind::kDeliveryWritten, d.callback->id));
 }
 
 // The payment's own write, conditioned on the version it was decided from.
@@ -208,9 +219,9 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const std::strin
     r.response = create_response(p.id, r, "pending", "identify the terminal", config);
   }
   Decision d;
-  d.audit.push_back(entry("event_received", p.id, r.fingerprint));
-  d.audit.push_back(pos ? entry("event_processed", p.id, r.fingerprint, "", to_string(r.state), "identify-terminal")
-                        : entry("event_processing_started", p.id, r.fingerprint, "", to_string(r.state)));
+  d.audit.push_back(entry(AuditKind::kEventReceived, p.id, r.fingerprint));
+  d.audit.push_back(pos ? entry(AuditKind::kEventProcessed, p.id, r.fingerprint, "", to_string(r.state), "identify-terminal")
+                        : entry(AuditKind::kEventProcessingStarted, p.id, r.fingerprint, "", to_string(r.state)));
   d.writes.push_back({Space::kPayments, p.id, encode(r), 0});
   if (is_unresolved(r.state)) {
     d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::string(), std::nullopt, true});
@@ -232,7 +243,7 @@ Decision start_pos_charge(const Payment& p, const CoreConfig& config, int64_t no
   updated.updated_at = now;
   grant_lease(updated, config, now);
   Decision d;
-  d.audit.push_back(entry("event_processing_started", p.id, updated.fingerprint, {}, {},
+  d.audit.push_back(entry(AuditKind::kEventProcessingStarted, p.id, updated.fingerprint, {}, {},
                           "await-pos: charging terminal " + updated.terminal_serial));
   write_payment(d, p, std::move(updated));
   d.next = Next::kAuthorize;
@@ -260,13 +271,13 @@ Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage
     updated.response = create_response(p.id, updated, a.code, a.message, config);
     updated.updated_at = now;
     release_lease(updated);
-    d.audit.push_back(entry("webhook_applied", source, source_hash, to_string(r.state), to_string(updated.state)));
+    d.audit.push_back(entry(AuditKind::kWebhookApplied, source, source_hash, to_string(r.state), to_string(updated.state)));
     if (!updated.callback_url.empty()) {
       add_callback(d, p.id, updated, config, now);
     }
     write_payment(d, p, std::move(updated));
   } else if (!d.writes.empty()) {
-    d.audit.push_back(entry("webhook_ignored", source, source_hash, {}, {},
+    d.audit.push_back(entry(AuditKind::kWebhookIgnored, source, source_hash, {}, {},
                             final ? "stale revision or payment no longer undefined" : "not final"));
   }
   d.answer = reply ? std::move(*reply) : Reply{Outcome::kDone, d.record ? d.record->response : r.response};
@@ -274,6 +285,27 @@ Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage
 }
 
 }  // namespace
+
+// -- invariants -------------------------------------------------------------------------------
+
+std::string broken_invariant(const Payment& before, const Decision& d) {
+  if (!d.broken.empty() || !d.record) {
+    return d.broken;
+  }
+  const PaymentRecord& after = *d.record;
+  if (!before.record && after.state != PaymentState::kProcessing && after.state != PaymentState::kUndefined) {
+    return "a new payment written as " + std::string(to_string(after.state));
+  }
+  if (before.record && before.record->state != after.state && !is_legal_transition(before.record->state, after.state)) {
+    return "payment " + before.id + " written from " + std::string(to_string(before.record->state)) + " to " +
+           std::string(to_string(after.state)) + ", which the lifecycle forbids";
+  }
+  if (after.amounts.settled > after.amounts.settle_limit() || after.amounts.refunded > after.amounts.settled) {
+    return "payment " + before.id + " written with totals out of their bounds (settled " +
+           format_amount(after.amounts.settled) + ", refunded " + format_amount(after.amounts.refunded) + ")";
+  }
+  return {};
+}
 
 // -- answers ----------------------------------------------------------------------------------
 
@@ -436,18 +468,18 @@ std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival&
   }
   const PaymentRecord& r = *p.record;
   if (owner_of(r, config) != a.merchant) {
-    return noted_answer(by(a.merchant, entry("access_refused", p.id, a.fingerprint, {}, {},
+    return noted_answer(by(a.merchant, entry(AuditKind::kAccessRefused, p.id, a.fingerprint, {}, {},
                                              "Create Payment with another merchant's paymentId")),
                         payment_conflict(p.id));
   }
   if (!ppp::same_payment(config.fingerprint_key, r.fingerprint, a.fingerprint, a.request)) {
-    return noted_answer(by(a.merchant, entry("event_refused", p.id, a.fingerprint, {}, {},
+    return noted_answer(by(a.merchant, entry(AuditKind::kEventRefused, p.id, a.fingerprint, {}, {},
                                              "a different payment under this paymentId")),
                         payment_conflict(p.id));
   }
   if (!is_unresolved(r.state) && !pos_charge_due(r)) {
     // Same question, same answer.
-    return noted_answer(by(a.merchant, entry("event_duplicate_reused", p.id, a.fingerprint)), Reply{Outcome::kDone, r.response});
+    return noted_answer(by(a.merchant, entry(AuditKind::kEventDuplicateReused, p.id, a.fingerprint)), Reply{Outcome::kDone, r.response});
   }
   return std::nullopt;
 }
@@ -475,6 +507,9 @@ Decision start_create(const Payment& p, const CreateArrival& a, const std::strin
 
 Decision authorized(const Payment& p, const domain::Authorization& a, Listeners listeners, const CoreConfig& config,
                     int64_t now) {
+  if (!p.record) {
+    return precondition_failed("authorized() needs the payment's stored intent");
+  }
   const PaymentRecord& r = *p.record;
   PaymentRecord updated = r;
   updated.state = state_of(a.status);
@@ -491,7 +526,7 @@ Decision authorized(const Payment& p, const domain::Authorization& a, Listeners 
   updated.updated_at = now;
   release_lease(updated);
   Decision d;
-  d.audit.push_back(entry("event_processed", p.id, r.fingerprint, to_string(r.state), to_string(updated.state),
+  d.audit.push_back(entry(AuditKind::kEventProcessed, p.id, r.fingerprint, to_string(r.state), to_string(updated.state),
                           listeners.background ? "reconciled with the acquirer" : ""));
   // Whoever heard "undefined" (or nothing, before a crash) learns the final outcome by callback.
   bool final = updated.state != PaymentState::kUndefined;
@@ -507,7 +542,10 @@ Decision authorized(const Payment& p, const domain::Authorization& a, Listeners 
 }
 
 Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant) {
-  Decision d = noted_answer(by(merchant, entry("event_failed", p.id, p.record->fingerprint, {}, {},
+  if (!p.record) {
+    return precondition_failed("authorize_failed() needs the payment's stored intent");
+  }
+  Decision d = noted_answer(by(merchant, entry(AuditKind::kEventFailed, p.id, p.record->fingerprint, {}, {},
                                                "acquirer: " + e.message)),
                             undefined_answer(p.id));
   d.next = Next::kReconcileLater;
@@ -534,7 +572,7 @@ Decision background_status(const Payment& p, const Result<std::optional<domain::
     return authorized(p, **status, Listeners{true, false}, config, now);
   }
   Decision d;
-  d.noted.push_back(entry("event_reconciled", p.id, {}, {}, {},
+  d.noted.push_back(entry(AuditKind::kEventReconciled, p.id, {}, {}, {},
                           "the acquirer never saw this payment; the gateway's retry authorizes it"));
   return d;
 }
@@ -548,7 +586,7 @@ std::optional<Decision> orphan(const Payment& p, int64_t now) {
   updated.updated_at = now;
   release_lease(updated);
   Decision d;
-  d.audit.push_back(entry("event_orphaned", p.id, p.record->fingerprint, to_string(p.record->state),
+  d.audit.push_back(entry(AuditKind::kEventOrphaned, p.id, p.record->fingerprint, to_string(p.record->state),
                           to_string(updated.state), "the acquirer could not confirm the outcome either way"));
   write_payment(d, p, std::move(updated));
   return d;
@@ -564,6 +602,9 @@ std::optional<Decision> answer_terminal_now(const Payment& p) {
 }
 
 Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now) {
+  if (!p.record) {
+    return precondition_failed("submit_terminal() needs a stored POS payment (answer_terminal_now first)");
+  }
   const PaymentRecord& r = *p.record;
   Reply accepted{Outcome::kDone, R"({"accepted":true})"};
   if (r.terminal_serial == serial) {
@@ -576,7 +617,7 @@ Decision submit_terminal(const Payment& p, const std::string& serial, int64_t no
   updated.terminal_serial = serial;
   updated.updated_at = now;
   Decision d = answer(accepted);
-  d.audit.push_back(entry("terminal_submitted", serial));
+  d.audit.push_back(entry(AuditKind::kTerminalSubmitted, serial));
   write_payment(d, p, std::move(updated));
   return d;
 }
@@ -585,7 +626,7 @@ Decision submit_terminal(const Payment& p, const std::string& serial, int64_t no
 
 std::optional<Decision> answer_operation_now(const Payment& p, const OperationArrival& a, const CoreConfig& config) {
   if (p.record && owner_of(*p.record, config) != a.merchant) {
-    return noted_answer(by(a.merchant, entry("access_refused", a.request.request_id, a.fingerprint, {}, {},
+    return noted_answer(by(a.merchant, entry(AuditKind::kAccessRefused, a.request.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(a.request.kind))
                                                  + " of another merchant's payment")),
                         refusal_of(a.request, Error{ErrorCode::kNotFound, "unknown payment " + p.id}));
@@ -602,6 +643,19 @@ bool applies_split(const PaymentRecord& r, ppp::OperationKind kind, const CoreCo
          (kind == ppp::OperationKind::kRefund && ppp::splits_at(mode, ppp::SplitStep::kRefund));
 }
 
+// The lifecycle's rule the operation would break (G3: protocol/state_machine.hpp), if any.
+std::optional<Refusal> refusal_by_lifecycle(const PaymentRecord& r, const ppp::OperationRequest& req) {
+  switch (req.kind) {
+    case ppp::OperationKind::kCancel:
+      return cancel_refusal(r.state);
+    case ppp::OperationKind::kSettle:
+      return settle_refusal(r.state, r.amounts, req.value);
+    case ppp::OperationKind::kRefund:
+      return refund_refusal(r.state, r.amounts, req.value);
+  }
+  return std::nullopt;
+}
+
 Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreConfig& config) {
   if (!p.record) {
     return make_error(ErrorCode::kNotFound, "unknown payment " + p.id);
@@ -612,15 +666,10 @@ Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreCo
       return s;
     }
   }
-  switch (req.kind) {
-    case ppp::OperationKind::kCancel:
-      return check_cancel(r.state);
-    case ppp::OperationKind::kSettle:
-      return check_settle(r.state, r.amounts, req.value);
-    case ppp::OperationKind::kRefund:
-      return check_refund(r.state, r.amounts, req.value);
+  if (auto refused = refusal_by_lifecycle(r, req)) {
+    return tl::unexpected(to_error(*refused));
   }
-  return make_error(ErrorCode::kInternal, "unknown operation");
+  return {};
 }
 
 Decision call_operation(PendingOperation op) {
@@ -651,7 +700,7 @@ Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int
 
 }  // namespace
 
-// A cancel the acquirer has nothing to do for (notes/ppp.md §3.4): a denied payment holds no
+// A cancel the acquirer has nothing to do for (docs/ppp-surface.md#refunds-and-cancellations): a denied payment holds no
 // money and a cancelled one was voided already — the Cancel answer; a settled one cannot be
 // voided (the gateway refunds it) — a 500 in the Cancel shape. Stored under the requestId
 // like any operation answer.
@@ -674,8 +723,8 @@ Decision done_without_acquirer(const Payment& p, const OperationArrival& a, cons
   d.writes.push_back({Space::kOperations, key, encode(op), 0});
   std::string kind(ppp::to_string(req.kind));
   std::string state(to_string(p.record->state));
-  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, received_detail(req)));
-  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, state, state,
+  d.audit.push_back(entry(AuditKind::kOperationReceived, req.request_id, op.fingerprint, {}, {}, received_detail(req)));
+  d.audit.push_back(entry(AuditKind::kOperationProcessed, req.request_id, op.fingerprint, state, state,
                           kind + " without the acquirer: " + response.message));
   return d;
 }
@@ -735,12 +784,12 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   if (*stored) {
     const OperationRecord& existing = (*stored)->record;
     if (existing.fingerprint != a.fingerprint) {
-      return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
+      return noted_answer(by(a.merchant, entry(AuditKind::kOperationRefused, req.request_id, a.fingerprint, {}, {},
                                                "requestId reused for another operation")),
                           operation_request_conflict(req));
     }
     if (existing.phase == OperationPhase::kDone) {
-      return noted_answer(by(a.merchant, entry("operation_duplicate_reused", req.request_id, a.fingerprint)),
+      return noted_answer(by(a.merchant, entry(AuditKind::kOperationDuplicateReused, req.request_id, a.fingerprint)),
                           Reply{outcome_of_stored(existing.http_status), existing.response});  // G2
     }
     // Intent written by an earlier attempt that never finished: the acquirer call is
@@ -757,7 +806,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     }
   }
   if (auto s = validate(p, req, config); !s) {
-    return noted_answer(by(a.merchant, entry("operation_refused", req.request_id, a.fingerprint, {}, {},
+    return noted_answer(by(a.merchant, entry(AuditKind::kOperationRefused, req.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
                         refusal_of(req, s.error()));
   }
@@ -780,8 +829,8 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
   std::string key = operation_key(p.id, req.request_id);
   Decision d = call_operation(PendingOperation{req, op, key, 0});
   d.writes.push_back({Space::kOperations, key, encode(op), 0});
-  d.audit.push_back(entry("operation_received", req.request_id, op.fingerprint, {}, {}, received_detail(req)));
-  d.audit.push_back(entry("operation_processing_started", req.request_id, op.fingerprint));
+  d.audit.push_back(entry(AuditKind::kOperationReceived, req.request_id, op.fingerprint, {}, {}, received_detail(req)));
+  d.audit.push_back(entry(AuditKind::kOperationProcessingStarted, req.request_id, op.fingerprint));
   d.writes.push_back({Space::kRecovery, recovery_key(p.id, req.request_id), std::string(), std::nullopt, true});
   return under_lease(std::move(d), p, config, now);
 }
@@ -822,6 +871,9 @@ PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents am
 Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
                        const Result<std::optional<domain::Authorization>>& status, const CoreConfig& config,
                        int64_t now) {
+  if (!p.record) {
+    return precondition_failed("cancel_status() needs a stored payment");
+  }
   if (!status) {
     return answer(cancel_not_known_yet(p.id, req.request_id,
                                        "the acquirer could not say what became of the payment; retry the same request"));
@@ -849,7 +901,7 @@ Decision operation_pending(const Payment& p, const PendingOperation& pending, co
   Decision d = answer(operation_refusal(
       req, code, "the acquirer has accepted the " + std::string(ppp::to_string(req.kind))
                      + " and not completed it yet; retry the same request" + (o.message.empty() ? "" : ": " + o.message)));
-  d.audit.push_back(entry("operation_pending", req.request_id, pending.record.fingerprint, {}, {},
+  d.audit.push_back(entry(AuditKind::kOperationPending, req.request_id, pending.record.fingerprint, {}, {},
                           std::string(ppp::to_string(req.kind)) + " accepted by the acquirer, not completed"));
   if (p.record && !p.record->lease_owner.empty()) {
     PaymentRecord released = *p.record;
@@ -863,6 +915,9 @@ Decision operation_pending(const Payment& p, const PendingOperation& pending, co
 
 Decision operation_done(const Payment& p, const PendingOperation& pending,
                         const Result<domain::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
+  if (!p.record) {
+    return precondition_failed("operation_done() needs a stored payment");
+  }
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
@@ -910,7 +965,7 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
     }
     release_lease(*updated);
   }
-  d.audit.push_back(entry("operation_processed", req.request_id, op.fingerprint, to_string(r.state),
+  d.audit.push_back(entry(AuditKind::kOperationProcessed, req.request_id, op.fingerprint, to_string(r.state),
                           to_string(updated ? updated->state : r.state),
                           std::string(ppp::to_string(req.kind)) + " "
                               + format_amount(outcome.succeeded ? outcome.amount : 0)
@@ -933,7 +988,7 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   }
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;
-    return noted_answer(entry(same ? "webhook_duplicate" : "webhook_conflict", event.event_id, event.body_hash),
+    return noted_answer(entry(same ? AuditKind::kWebhookDuplicate : AuditKind::kWebhookConflict, event.event_id, event.body_hash),
                         same ? Reply{Outcome::kDone, R"({"received":true,"duplicate":true})"}
                              : error_reply(Outcome::kConflict, "event-conflict",
                                            "event " + event.event_id + " was received with a different body"));
@@ -952,7 +1007,7 @@ std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& 
     return answer(unknown_payment(p.id));
   }
   if (owner_of(*p.record, config) != merchant) {
-    return noted_answer(by(merchant, entry("access_refused", p.id, {}, {}, {},
+    return noted_answer(by(merchant, entry(AuditKind::kAccessRefused, p.id, {}, {}, {},
                                            "inbound request for another merchant's payment")),
                         unknown_payment(p.id));
   }
@@ -964,16 +1019,19 @@ Decision owner_action(const Payment& p, const std::string& merchant, std::string
     return answer(unknown_payment(p.id));
   }
   if (owner_of(*p.record, config) != merchant) {
-    return noted_answer(by(merchant, entry("access_refused", p.id, {}, {}, {},
+    return noted_answer(by(merchant, entry(AuditKind::kAccessRefused, p.id, {}, {}, {},
                                            std::string(what) + " for another merchant's payment")),
                         unknown_payment(p.id));
   }
   Decision d;
-  d.noted.push_back(by(merchant, entry("acquirer_action_requested", p.id, {}, {}, {}, std::string(what))));
+  d.noted.push_back(by(merchant, entry(AuditKind::kAcquirerActionRequested, p.id, {}, {}, {}, std::string(what))));
   return d;
 }
 
 Decision start_refresh(const Payment& p) {
+  if (!p.record) {
+    return precondition_failed("start_refresh() needs a stored payment (answer_refresh_now first)");
+  }
   if (p.record->state != PaymentState::kUndefined) {
     return answer(Reply{Outcome::kDone, p.record->response});
   }
@@ -982,6 +1040,9 @@ Decision start_refresh(const Payment& p) {
 
 Decision refreshed(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                    const CoreConfig& config, int64_t now) {
+  if (!p.record) {
+    return precondition_failed("refreshed() needs a stored payment");
+  }
   if (!status || !*status) {
     return answer(Reply{Outcome::kDone, p.record->response});
   }

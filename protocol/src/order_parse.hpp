@@ -1,5 +1,5 @@
 #pragma once
-// The order data and split recipients of PPP requests (notes/ppp.md §3.3, §3.5, §3.6).
+// The order data and split recipients of PPP requests (docs/ppp-surface.md#order-data, #split-payments).
 // Internal to protocol/.
 #include <optional>
 #include <string_view>

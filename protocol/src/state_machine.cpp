@@ -8,11 +8,6 @@ namespace {
 constexpr std::array<std::string_view, 8> kNames = {
     "processing", "undefined", "approved", "denied", "cancelled", "settled", "refunded", "orphaned"};
 
-Status illegal(std::string_view op, PaymentState state) {
-  return make_error(ErrorCode::kIllegalState, std::string("cannot ") + std::string(op) +
-                                                  " a payment whose state is " +
-                                                  std::string(to_string(state)));
-}
 }  // namespace
 
 std::string_view to_string(PaymentState s) { return kNames[static_cast<size_t>(s)]; }
@@ -48,41 +43,44 @@ bool is_legal_transition(PaymentState from, PaymentState to) {
   return false;
 }
 
-Status check_settle(PaymentState state, const Amounts& totals, Cents amount) {
-  if (!is_legal_transition(state, PaymentState::kSettled)) {
-    return illegal("settle", state);
-  }
-  if (amount <= 0) {
-    return make_error(ErrorCode::kInvalidArgument, "settlement value must be positive");
-  }
-  if (totals.settled + amount > totals.settle_limit()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "settlement of " + format_amount(amount) + " exceeds what remains authorized (" +
-                          format_amount(totals.settle_limit() - totals.settled) + ")");
-  }
-  return {};
+// One guard line per rule, in the order the rules are checked.
+std::optional<Refusal> settle_refusal(PaymentState state, const Amounts& totals, Cents amount) {
+  if (!is_legal_transition(state, PaymentState::kSettled)) return Refusal{Rule::kLegalTransition, "settle", state};
+  if (amount <= 0) return Refusal{Rule::kPositiveAmount, "settle", state, amount};
+  Cents remaining = totals.settle_limit() - totals.settled;
+  if (amount > remaining) return Refusal{Rule::kWithinSettleLimit, "settle", state, amount, remaining};
+  return std::nullopt;
 }
 
-Status check_refund(PaymentState state, const Amounts& totals, Cents amount) {
-  if (!is_legal_transition(state, PaymentState::kRefunded)) {
-    return illegal("refund", state);
-  }
-  if (amount <= 0) {
-    return make_error(ErrorCode::kInvalidArgument, "refund value must be positive");
-  }
-  if (totals.refunded + amount > totals.settled) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "refund of " + format_amount(amount) + " exceeds what remains settled (" +
-                          format_amount(totals.settled - totals.refunded) + ")");
-  }
-  return {};
+std::optional<Refusal> refund_refusal(PaymentState state, const Amounts& totals, Cents amount) {
+  if (!is_legal_transition(state, PaymentState::kRefunded)) return Refusal{Rule::kLegalTransition, "refund", state};
+  if (amount <= 0) return Refusal{Rule::kPositiveAmount, "refund", state, amount};
+  Cents remaining = totals.settled - totals.refunded;
+  if (amount > remaining) return Refusal{Rule::kWithinSettled, "refund", state, amount, remaining};
+  return std::nullopt;
 }
 
-Status check_cancel(PaymentState state) {
-  if (!is_legal_transition(state, PaymentState::kCancelled)) {
-    return illegal("cancel", state);
+std::optional<Refusal> cancel_refusal(PaymentState state) {
+  if (!is_legal_transition(state, PaymentState::kCancelled)) return Refusal{Rule::kLegalTransition, "cancel", state};
+  return std::nullopt;
+}
+
+Error to_error(const Refusal& r) {
+  std::string noun = r.operation == "settle" ? "settlement" : std::string(r.operation);
+  switch (r.rule) {
+    case Rule::kLegalTransition:
+      return Error{ErrorCode::kIllegalState,
+                   "cannot " + std::string(r.operation) + " a payment whose state is " + std::string(to_string(r.state))};
+    case Rule::kPositiveAmount:
+      return Error{ErrorCode::kInvalidArgument, noun + " value must be positive"};
+    case Rule::kWithinSettleLimit:
+      return Error{ErrorCode::kInvalidArgument, noun + " of " + format_amount(r.amount) +
+                                                    " exceeds what remains authorized (" + format_amount(r.remaining) + ")"};
+    case Rule::kWithinSettled:
+      return Error{ErrorCode::kInvalidArgument, noun + " of " + format_amount(r.amount) +
+                                                    " exceeds what remains settled (" + format_amount(r.remaining) + ")"};
   }
-  return {};
+  return Error{ErrorCode::kInternal, "unknown rule"};
 }
 
 std::string_view create_payment_status(PaymentState state) {

@@ -2,7 +2,7 @@
 `X-PROVIDER-Forward-To`, checks the destination against its allowlist (403), replaces the card
 tokens it issued with the card data (400 for a token it does not know), strips the
 `X-PROVIDER-Forward-` prefix from the provider's other headers, forwards, and relays the
-acquirer's answer — as notes/ppp.md §11.2 describes the real one.
+acquirer's answer — as docs/ppp-surface.md#secure-proxy describes the real one.
 
 `mode` scripts failures: "forward" (the default), "403" / "500" (answered without
 forwarding), "forward-then-500" (the acquirer acts, the answer is lost), "hang" (no answer for

@@ -1,4 +1,4 @@
-"""The access log (issue 16, item 4, in part): one JSON line per answered request, refusals
+"""The access log: one JSON line per answered request, refusals
 included, with the request id the caller sent (or one generated) echoed in X-Request-Id, the
 route template, the paymentId, the status, the latency, the merchant and the outcome — and
 never a body, a query string, a credential or a card field."""

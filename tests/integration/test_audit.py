@@ -55,7 +55,7 @@ def test_every_duplicate_of_a_burst_is_in_the_chain(connector):
     assert connector.process.terminate() == 0
     report = json.loads(run("inspect", "burst-1", "--json", "--data-dir", str(connector.data_dir)).stdout)
     kinds = [a["kind"] for a in report["audit"]]
-    counted = sum(c["count"] for c in report["counted"] if c["kind"] == "event_duplicate_reused")
+    counted = sum(c["count"] for c in report["countedArrivals"] if c["kind"] == "event_duplicate_reused")
     assert kinds.count("event_duplicate_reused") + counted == 48 + 15
     assert kinds.count("operation_processed") == 1
     assert [a["seq"] for a in report["audit"]] == list(range(1, len(kinds) + 1))
@@ -121,7 +121,7 @@ def test_a_flood_of_replays_is_counted_not_chained(connector):
     assert connector.process.terminate() == 0
     report = json.loads(run("inspect", "flood-1", "--json", "--data-dir", str(connector.data_dir)).stdout)
     individual = [a for a in report["audit"] if a["kind"] == "event_duplicate_reused"]
-    counted = [c for c in report["counted"] if c["kind"] == "event_duplicate_reused"]
+    counted = [c for c in report["countedArrivals"] if c["kind"] == "event_duplicate_reused"]
     assert len(individual) + sum(c["count"] for c in counted) == replays
     assert len(report["audit"]) <= 64 + replays // 1000 + 8, len(report["audit"])
     assert all(c["sealedIn"] > 0 for c in counted), "a clean stop seals every count"

@@ -1,4 +1,4 @@
-"""Cancellations as the protocol specifies them (notes/ppp.md §3.4): every answer in the Cancel
+"""Cancellations as the protocol specifies them (docs/ppp-surface.md#refunds-and-cancellations): every answer in the Cancel
 shape the official document lists (200, or 500 with `cancellationId: null`), each repeat byte
 for byte, and the acquirer's ledger showing a void only where money was held."""
 import subprocess

@@ -1,4 +1,4 @@
-"""Liveness and readiness for load balancers and supervisors (issue 16, item 3): /health/live
+"""Liveness and readiness for load balancers and supervisors: /health/live
 answers while the process runs; /health/ready only while the instance has started, is not
 draining and its store takes a write. On SIGTERM readiness turns false first, requests are
 still served through --drain-grace-ms, then the drain."""

@@ -72,11 +72,11 @@ def test_another_merchants_payment_answers_as_if_it_did_not_exist(connector_fact
     assert c.post("/payments", body, AS_ALPHA)[1] == raw, "the owner's replay is unchanged"
 
     report = inspect(c, "alpha-1")
-    assert report["owner"] == "alpha"
+    assert report["merchant"] == "alpha"
     refused = [e for e in report["audit"] if e["kind"] == "access_refused"]
-    assert refused and all(e["merchant"] == "beta" for e in refused)
+    assert refused and all(e["actor"] == "beta" for e in refused)
     assert len(refused) == 1 + len(routes) + 2
-    assert any(e["merchant"] == "alpha" and e["kind"] == "operation_processed" for e in report["audit"])
+    assert any(e["actor"] == "alpha" and e["kind"] == "operation_processed" for e in report["audit"])
     verify = subprocess.run([BIN, "audit", "verify", "--data-dir", str(c.data_dir)], capture_output=True)
     assert verify.returncode == 0, verify.stdout
 
@@ -172,6 +172,6 @@ def test_the_stub_trigger_is_the_payment_owners_alone(connector_factory):
         time.sleep(0.1)
     c.process.terminate()
     trail = inspect(c, "owned-1")["audit"]
-    assert [e["merchant"] for e in trail if e["kind"] == "acquirer_action_requested"] == ["alpha"]
-    refused = {e["merchant"] for e in trail if e["kind"] == "access_refused"}
+    assert [e["actor"] for e in trail if e["kind"] == "acquirer_action_requested"] == ["alpha"]
+    refused = {e["actor"] for e in trail if e["kind"] == "access_refused"}
     assert refused == {"beta", "homologation"}, trail

@@ -1,8 +1,8 @@
-"""Order data, split payments, the manifest from configuration and card 3-D Secure (issue 14,
-items 4, 5, 6's neighbours 8 and 9): what the gateway sends about the order reaches the
-acquirer (the stub's ledger shows the terms and items it received) and is kept nowhere by the
-connector; recipients split a payment where the method's split mode says so (their amounts
-checked, passed to the acquirer, stored with the operation) and are information elsewhere; GET /manifest says what the deployment's file says,
+"""Order data, split payments, the manifest from configuration and card 3-D Secure: what the
+gateway sends about the order reaches the acquirer (the stub's ledger shows the terms and items
+it received) and is kept nowhere by the connector; recipients split a payment where the
+method's split mode says so (their amounts checked, passed to the acquirer, stored with the
+operation) and are information elsewhere; GET /manifest says what the deployment's file says,
 and Create Payment answers carry its timers; a challenged card answers undefined with the
 challenge page and completes by the acquirer's webhook."""
 import json

@@ -1,10 +1,10 @@
-"""Refunds and cancellations as the gateway expects them (issue 14, items 2 and 3): a refund
+"""Refunds and cancellations as the gateway expects them: a refund
 the acquirer has accepted but not completed answers 500 "not yet" in the refund's shape until
 the acquirer says it is done, then the stored 200; an operation the acquirer cannot do by API,
 or that the merchant's configuration says is done by hand, answers 501 cancel-manually /
 refund-manually. Every answer is validated against the route's documented schema, every repeat
 is byte-identical, and the stub's ledger shows what moved. Settlements may exceed the amount
-up to the maxValue the acquirer granted (issue 14, item 6)."""
+up to the maxValue the acquirer granted."""
 import json
 import time
 

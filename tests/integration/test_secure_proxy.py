@@ -1,4 +1,4 @@
-"""Secure Proxy (issue 14, item 1): card payments whose card data the connector never sees.
+"""Secure Proxy: card payments whose card data the connector never sees.
 The authorization goes through a local stand-in for the gateway's proxy, which substitutes
 the tokens and forwards to the out-of-process stub; operations go to the stub directly; the
 proxy's failures leave the payment undefined and reconciled under the same key, never charged

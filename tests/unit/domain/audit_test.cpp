@@ -9,7 +9,7 @@ AuditEntry sample() {
   AuditEntry e;
   e.seq = 7;
   e.time = 1'700'000'000'123;
-  e.kind = "event_processed";
+  e.kind = AuditKind::kEventProcessed;
   e.ref = "pay-\"quoted\"\\1";
   e.fingerprint = "f1";
   e.before = "processing";
@@ -84,14 +84,14 @@ TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
 TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows) {
   ArrivalTally tally;
   AuditEntry dup;
-  dup.kind = "event_duplicate_reused";
+  dup.kind = AuditKind::kEventDuplicateReused;
   dup.fingerprint = "v2:aa";
   dup.merchant = "shop";
   for (int i = 0; i < 500; ++i) {
     tally.add(dup, 1000 + i);
   }
   AuditEntry refused = dup;
-  refused.kind = "event_refused";
+  refused.kind = AuditKind::kEventRefused;
   for (int i = 0; i < 100; ++i) {  // an attacker varying its bodies
     refused.fingerprint = "v2:" + std::to_string(i);
     tally.add(refused, 2000 + i);
@@ -105,8 +105,12 @@ TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows
   auto back = ArrivalTally::decode(tally.encode()).value();
   EXPECT_EQ(back.total(), 600u);
   EXPECT_EQ(back.rows().size(), tally.rows().size());
-  EXPECT_TRUE(is_repeat("event_duplicate_reused"));
-  EXPECT_FALSE(is_repeat("event_processed"));
+  EXPECT_TRUE(is_repeat(AuditKind::kEventDuplicateReused));
+  EXPECT_FALSE(is_repeat(AuditKind::kEventProcessed));
+  for (auto kind : {AuditKind::kEventReceived, AuditKind::kWebhookConflict, AuditKind::kArrivalsCounted}) {
+    EXPECT_EQ(audit_kind_from(to_string(kind)), kind);  // each kind stored by its name, read back
+  }
+  EXPECT_FALSE(audit_kind_from("no_such_kind"));
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ TEST(PaymentCoreTest, CreatePaymentRetriedInEveryState) {
       EXPECT_EQ(now->answer->body, p.record->response);  // byte for byte
       EXPECT_FALSE(now->commits());
       ASSERT_EQ(now->noted.size(), 1u);
-      EXPECT_EQ(now->noted[0].kind, "event_duplicate_reused");
+      EXPECT_EQ(to_string(now->noted[0].kind), "event_duplicate_reused");
       continue;
     }
     EXPECT_FALSE(now);
@@ -127,9 +127,9 @@ TEST(PaymentCoreTest, CreatePaymentConflictsInEveryState) {
     ASSERT_TRUE(theirs && changed);
     EXPECT_EQ(theirs->answer->outcome, Outcome::kRefused);
     EXPECT_EQ(theirs->answer->body, changed->answer->body);  // tells nothing about the other payment
-    EXPECT_EQ(theirs->noted.at(0).kind, "access_refused");
+    EXPECT_EQ(to_string(theirs->noted.at(0).kind), "access_refused");
     EXPECT_EQ(theirs->noted.at(0).merchant, kOther);
-    EXPECT_EQ(changed->noted.at(0).kind, "event_refused");
+    EXPECT_EQ(to_string(changed->noted.at(0).kind), "event_refused");
     EXPECT_FALSE(theirs->commits() || changed->commits());
   }
 }
@@ -154,8 +154,8 @@ TEST(PaymentCoreTest, ANewPaymentWritesItsIntentBeforeTheAcquirerHearsOfIt) {
   EXPECT_EQ(d.record->created_at, kNow);
   EXPECT_EQ(intent->value, encode(*d.record));
   ASSERT_EQ(d.audit.size(), 2u);
-  EXPECT_EQ(d.audit[0].kind, "event_received");
-  EXPECT_EQ(d.audit[1].kind, "event_processing_started");
+  EXPECT_EQ(to_string(d.audit[0].kind), "event_received");
+  EXPECT_EQ(to_string(d.audit[1].kind), "event_processing_started");
 }
 
 TEST(PaymentCoreTest, APosPaymentFirstAsksForItsTerminal) {
@@ -266,7 +266,7 @@ TEST(PaymentCoreTest, AFailedAcquirerCallAnswersUndefinedAndReconcilesLater) {
   EXPECT_FALSE(d.commits());  // the record stays unresolved
   EXPECT_EQ(d.next, Next::kReconcileLater);
   EXPECT_EQ(d.answer->body, undefined_answer("pay-1").body);
-  EXPECT_EQ(d.noted.at(0).kind, "event_failed");
+  EXPECT_EQ(to_string(d.noted.at(0).kind), "event_failed");
 
   auto failed = Result<std::optional<domain::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "x"}));
   EXPECT_EQ(create_status(p, failed, {}, kMerchant, config(), kNow).next, Next::kReconcileLater);
@@ -307,7 +307,7 @@ TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
   EXPECT_TRUE(background.callback);
   Decision unseen = background_status(after_intent, std::optional<domain::Authorization>(), config(), kNow);
   EXPECT_FALSE(unseen.commits());  // the gateway's retry authorizes it
-  EXPECT_EQ(unseen.noted.at(0).kind, "event_reconciled");
+  EXPECT_EQ(to_string(unseen.noted.at(0).kind), "event_reconciled");
 }
 
 TEST(PaymentCoreTest, OnlyAProcessingPaymentIsOrphaned) {
@@ -346,7 +346,7 @@ Decision start(const Payment& p, const ppp::OperationRequest& req,
 
 // A first cancel, settle (1.00) or refund (1.00) in each state: 'I' writes its intent and calls
 // the acquirer, 'R' is refused by the state machine with nothing written. Cancels as the
-// protocol specifies them (notes/ppp.md §3.4): 'A' answers the Cancel answer without the
+// protocol specifies them (docs/ppp-surface.md#refunds-and-cancellations): 'A' answers the Cancel answer without the
 // acquirer (nothing to void), stored; 'X' a stored 500 in the Cancel shape (settled: the
 // gateway refunds instead); 'S' asks the acquirer what happened first (outcome unknown).
 TEST(PaymentCoreTest, OperationsInEveryState) {
@@ -396,7 +396,7 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
         EXPECT_EQ(d.next, Next::kEnd);
         EXPECT_FALSE(d.commits());
         EXPECT_EQ(d.answer->outcome, Outcome::kFailed);  // the operation's own shape, a 500
-        EXPECT_EQ(d.noted.at(0).kind, "operation_refused");
+        EXPECT_EQ(to_string(d.noted.at(0).kind), "operation_refused");
       }
     }
   }
@@ -451,7 +451,7 @@ TEST(PaymentCoreTest, RecipientsSplitOnlyWhereTheMethodSplits) {
   auto fp = ppp::operation_fingerprint(c.fingerprint_key, req);
   Decision refused = start_operation(payment_in(PaymentState::kApproved), OperationArrival{req, kMerchant, fp},
                                      std::optional<StoredOperation>(), c, kNow);
-  EXPECT_EQ(refused.noted.at(0).kind, "operation_refused");
+  EXPECT_EQ(to_string(refused.noted.at(0).kind), "operation_refused");
   // The core keeps the rule even if the shell forgot to drop them.
   c.methods["Visa"].allows_split = M::kDisabled;
   Decision d = start_operation(payment_in(PaymentState::kApproved), OperationArrival{req, kMerchant, fp},
@@ -460,19 +460,52 @@ TEST(PaymentCoreTest, RecipientsSplitOnlyWhereTheMethodSplits) {
   EXPECT_TRUE(d.operation->record.recipients.empty());
 }
 
+// The rules the core relies on, checked on every decision before the shell commits it.
+TEST(PaymentCoreTest, ADecisionThatWouldBreakARuleIsNamedAndWritesNothing) {
+  // A precondition the shell missed: an acquirer's answer for a payment never stored.
+  domain::Authorization approval;
+  approval.status = domain::AuthorizationStatus::kApproved;
+  Decision missed = authorized(no_payment(), approval, Listeners{}, config(), kNow);
+  EXPECT_FALSE(missed.broken.empty());
+  EXPECT_FALSE(missed.commits());
+  EXPECT_EQ(missed.answer->outcome, Outcome::kRetry);
+  EXPECT_EQ(broken_invariant(no_payment(), missed), missed.broken);
+  // A state the lifecycle forbids, however a decision came to it; totals out of bounds.
+  Payment settled = payment_in(PaymentState::kSettled);
+  Decision backwards;
+  backwards.record = *settled.record;
+  backwards.record->state = PaymentState::kApproved;
+  EXPECT_NE(broken_invariant(settled, backwards), "");
+  Decision over = backwards;
+  over.record->state = PaymentState::kRefunded;
+  over.record->amounts.refunded = over.record->amounts.settled + 1;
+  EXPECT_NE(broken_invariant(settled, over), "");
+  Decision born_settled = backwards;
+  born_settled.record->state = PaymentState::kSettled;
+  EXPECT_NE(broken_invariant(no_payment(), born_settled), "");
+  // The core's own decisions keep every rule, in every state.
+  for (auto state : kAllStates) {
+    for (auto kind : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
+      Payment p = payment_in(state);
+      Decision d = start(p, operation(kind, kind == ppp::OperationKind::kCancel ? 0 : 100));
+      EXPECT_EQ(broken_invariant(p, d), "") << to_string(state);
+    }
+  }
+}
+
 // The in-process stub's trigger: only the payment's owner, and the trail says who asked.
 TEST(PaymentCoreTest, AnOwnerActionIsTheOwnersAndRecordsWhoAsked) {
   Decision mine = owner_action(payment_in(PaymentState::kUndefined), kMerchant, "stub trigger: approve", config());
   EXPECT_FALSE(mine.answer);
   ASSERT_EQ(mine.noted.size(), 1u);
-  EXPECT_EQ(mine.noted[0].kind, "acquirer_action_requested");
+  EXPECT_EQ(to_string(mine.noted[0].kind), "acquirer_action_requested");
   EXPECT_EQ(mine.noted[0].merchant, kMerchant);
   EXPECT_EQ(mine.noted[0].detail, "stub trigger: approve");
   Decision theirs = owner_action(payment_in(PaymentState::kUndefined), kOther, "stub trigger: approve", config());
   ASSERT_TRUE(theirs.answer);
   EXPECT_EQ(theirs.answer->outcome, Outcome::kNotFound);
   EXPECT_EQ(theirs.answer->body, owner_action(no_payment(), kOther, "x", config()).answer->body);
-  EXPECT_EQ(theirs.noted.at(0).kind, "access_refused");
+  EXPECT_EQ(to_string(theirs.noted.at(0).kind), "access_refused");
   EXPECT_EQ(theirs.noted.at(0).merchant, kOther);
 }
 
@@ -685,13 +718,13 @@ TEST(PaymentCoreTest, WebhooksInEveryState) {
     EXPECT_EQ(d.answer->body, R"({"received":true})");
     if (state == PaymentState::kUndefined) {
       EXPECT_EQ(state_name(d), "approved");
-      EXPECT_EQ(d.audit.at(0).kind, "webhook_applied");
+      EXPECT_EQ(to_string(d.audit.at(0).kind), "webhook_applied");
       EXPECT_TRUE(d.callback);
       EXPECT_EQ(d.record->authorization_id, "auth-9");
     } else {
       EXPECT_EQ(state_name(d), "-");
       EXPECT_EQ(write_to(d, Space::kPayments), nullptr);
-      EXPECT_EQ(d.audit.at(0).kind, "webhook_ignored");
+      EXPECT_EQ(to_string(d.audit.at(0).kind), "webhook_ignored");
     }
   }
   EXPECT_EQ(receive_event(no_payment(), event(domain::AuthorizationStatus::kApproved),

@@ -37,43 +37,47 @@ TEST(StateMachineTest, NamesRoundTrip) {
   EXPECT_FALSE(payment_state_from_string("settledx").has_value());
 }
 
+// Each rule by name: no refusal where the rules hold, the first rule broken where one is not.
 TEST(StateMachineTest, SettleRespectsStateAndAuthorizedAmount) {
   Amounts a{1000, 0, 0};
-  EXPECT_TRUE(check_settle(S::kApproved, a, 1000));
-  EXPECT_TRUE(check_settle(S::kApproved, a, 400));
-  EXPECT_EQ(check_settle(S::kApproved, a, 1001).error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(check_settle(S::kApproved, a, 0).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(settle_refusal(S::kApproved, a, 1000));
+  EXPECT_FALSE(settle_refusal(S::kApproved, a, 400));
+  EXPECT_EQ(settle_refusal(S::kApproved, a, 1001)->rule, Rule::kWithinSettleLimit);
+  EXPECT_EQ(to_error(*settle_refusal(S::kApproved, a, 1001)).code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(settle_refusal(S::kApproved, a, 0)->rule, Rule::kPositiveAmount);
+  EXPECT_EQ(to_error(*settle_refusal(S::kApproved, a, 0)).code, ErrorCode::kInvalidArgument);
   Amounts partly{1000, 600, 0};
-  EXPECT_TRUE(check_settle(S::kSettled, partly, 400));
-  EXPECT_FALSE(check_settle(S::kSettled, partly, 401));
+  EXPECT_FALSE(settle_refusal(S::kSettled, partly, 400));
+  EXPECT_TRUE(settle_refusal(S::kSettled, partly, 401));
   Amounts over = partly;
   over.max_value = 1'100;  // maxValue: settlements may add up to more than the amount
   EXPECT_EQ(over.settle_limit(), 1'100);
-  EXPECT_TRUE(check_settle(S::kSettled, over, 500));
-  EXPECT_FALSE(check_settle(S::kSettled, over, 501));
+  EXPECT_FALSE(settle_refusal(S::kSettled, over, 500));
+  EXPECT_TRUE(settle_refusal(S::kSettled, over, 501));
   for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded, S::kOrphaned}) {
-    EXPECT_EQ(check_settle(s, a, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
+    EXPECT_EQ(settle_refusal(s, a, 1)->rule, Rule::kLegalTransition) << to_string(s);
+    EXPECT_EQ(to_error(*settle_refusal(s, a, 1)).code, ErrorCode::kIllegalState) << to_string(s);
   }
 }
 
 TEST(StateMachineTest, RefundsNeverExceedWhatWasSettled) {
   Amounts settled{1000, 800, 0};
-  EXPECT_TRUE(check_refund(S::kSettled, settled, 800));
-  EXPECT_FALSE(check_refund(S::kSettled, settled, 801));
+  EXPECT_FALSE(refund_refusal(S::kSettled, settled, 800));
+  EXPECT_EQ(refund_refusal(S::kSettled, settled, 801)->rule, Rule::kWithinSettled);
   Amounts partly{1000, 800, 500};
-  EXPECT_TRUE(check_refund(S::kRefunded, partly, 300));
-  EXPECT_FALSE(check_refund(S::kRefunded, partly, 301));
-  EXPECT_FALSE(check_refund(S::kRefunded, partly, 0));
+  EXPECT_FALSE(refund_refusal(S::kRefunded, partly, 300));
+  EXPECT_TRUE(refund_refusal(S::kRefunded, partly, 301));
+  EXPECT_EQ(refund_refusal(S::kRefunded, partly, 0)->rule, Rule::kPositiveAmount);
   for (S s : {S::kProcessing, S::kUndefined, S::kApproved, S::kDenied, S::kCancelled}) {
-    EXPECT_EQ(check_refund(s, settled, 1).error().code, ErrorCode::kIllegalState) << to_string(s);
+    EXPECT_EQ(to_error(*refund_refusal(s, settled, 1)).code, ErrorCode::kIllegalState) << to_string(s);
   }
 }
 
 TEST(StateMachineTest, OnlyUnsettledAuthorizationsCancel) {
-  EXPECT_TRUE(check_cancel(S::kUndefined));
-  EXPECT_TRUE(check_cancel(S::kApproved));
+  EXPECT_FALSE(cancel_refusal(S::kUndefined));
+  EXPECT_FALSE(cancel_refusal(S::kApproved));
   for (S s : {S::kProcessing, S::kDenied, S::kCancelled, S::kSettled, S::kRefunded, S::kOrphaned}) {
-    EXPECT_FALSE(check_cancel(s)) << to_string(s);
+    EXPECT_TRUE(cancel_refusal(s)) << to_string(s);
   }
 }
 

@@ -2,6 +2,7 @@
 // The audit trail: per payment, a hash chain of entries in the `audit` keyspace under
 // "<paymentId>/<seq, 10 digits>", plus a head "<paymentId>/~head" naming the last entry.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,43 @@
 
 namespace idempay::domain {
 
+/// What an audit entry records: the trail's vocabulary, one name per kind (stored, shown and
+/// counted by its name: to_string). docs/operations.md lists them.
+enum class AuditKind : uint8_t {
+  kEventReceived,
+  kEventProcessingStarted,
+  kEventProcessed,
+  kEventDuplicateReused,
+  kEventRefused,
+  kEventFailed,
+  kEventReconciled,
+  kEventOrphaned,
+  kOperationReceived,
+  kOperationProcessingStarted,
+  kOperationProcessed,
+  kOperationPending,
+  kOperationDuplicateReused,
+  kOperationRefused,
+  kWebhookApplied,
+  kWebhookIgnored,
+  kWebhookDuplicate,
+  kWebhookConflict,
+  kDeliveryWritten,
+  kCallbackNotified,
+  kTerminalSubmitted,
+  kAccessRefused,
+  kAcquirerActionRequested,
+  kArrivalsCounted,
+};
+
+std::string_view to_string(AuditKind kind);
+/// The kind of that name; nullopt for none (an entry this version cannot read).
+std::optional<AuditKind> audit_kind_from(std::string_view name);
+
 struct AuditEntry {
   uint64_t seq = 0;
   int64_t time = 0;  ///< Unix ms
-  std::string kind;  ///< event_received, event_processing_started, event_processed, ...
+  AuditKind kind = AuditKind::kEventReceived;
   std::string ref;   ///< paymentId, requestId, event id or delivery id the entry is about
   std::string fingerprint;
   std::string before;  ///< payment state before, empty if unchanged
@@ -26,7 +60,7 @@ struct AuditEntry {
 
 /// An entry to append: what happened (`kind`), to what (`ref`), and the payment's state
 /// before and after it, if it changed.
-AuditEntry audit_entry(std::string kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
+AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
                        std::string_view after = {}, std::string detail = {});
 
 std::string audit_key(const std::string& payment_id, uint64_t seq);
@@ -60,11 +94,12 @@ Result<AuditHead> decode_head(std::string_view json);
 inline constexpr uint64_t kIndividualEntries = 64;
 inline constexpr uint64_t kSealEvery = 1000;
 
-/// True for the kinds of arrival that are counted once a chain is long.
-bool is_repeat(std::string_view kind);
+/// True for the kinds of arrival that are counted once a chain is long: arrivals that change
+/// nothing (duplicates, refusals).
+bool is_repeat(AuditKind kind);
 
 struct ArrivalCount {
-  std::string kind;
+  std::string kind;  ///< an AuditKind's name, or "other" for the rows past kMaxRows
   std::string fingerprint;  ///< what arrived (request fingerprint, event body hash)
   std::string merchant;
   uint64_t count = 0;

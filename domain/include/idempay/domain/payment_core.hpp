@@ -124,9 +124,21 @@ struct Decision {
   std::optional<Reply> answer;           ///< to whoever waits on this command
   Next next = Next::kEnd;
   std::optional<PendingOperation> operation;  ///< for Next::kOperate
+  /// Set when a rule the core relies on did not hold for this command (a precondition the
+  /// shell should have met): nothing of the decision may be written or done.
+  std::string broken;
 
   bool commits() const { return !writes.empty() || !audit.empty(); }
 };
+
+/// The rule `d` breaks, if any (empty: none): a precondition the command missed (d.broken),
+/// a payment's state written that the lifecycle forbids from its state `before` (G3), a new
+/// payment written in any state but processing or undefined, or totals that break their bounds
+/// (settled at most the settle limit, refunded at most settled). The shell checks every
+/// decision with this before it commits: test builds stop at once (the test that got there
+/// fails loudly); in production nothing is written, the callers hear a retryable error, and
+/// the broken rule is logged.
+std::string broken_invariant(const Payment& before, const Decision& d);
 
 // -- answers shared by several commands ---------------------------------------------------------
 
@@ -224,7 +236,7 @@ Decision background_status(const Payment& p, const Result<std::optional<domain::
 /// Reconciliation gave up: a payment still `processing` becomes `orphaned`; nullopt otherwise.
 std::optional<Decision> orphan(const Payment& p, int64_t now);
 
-// -- POS terminal submission (notes/ppp.md §10) -------------------------------------------------
+// -- POS terminal submission (docs/ppp-surface.md#payment-methods) -------------------------------------------------
 
 inline constexpr std::string_view kIdentifyTerminal = "identify-terminal";
 inline constexpr std::string_view kAwaitPos = "await-pos";

@@ -1,6 +1,6 @@
 #pragma once
 // The payment-method catalogue: what the manifest declares, Create Payment accepts, and how
-// each method behaves (notes/ppp.md §5, §10). The one owner of method names.
+// each method behaves (docs/ppp-surface.md#payment-methods). The one owner of method names.
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -95,7 +95,7 @@ constexpr bool splits_at(SplitMode mode, SplitStep step) {
 }
 
 /// What a deployment offers for one method: its split mode, and the timers its Create Payment
-/// answers carry (notes/ppp.md §4.2).
+/// answers carry (docs/ppp-surface.md#the-manifest-from-configuration).
 struct MethodTerms {
   SplitMode allows_split = SplitMode::kDisabled;
   int64_t delay_to_auto_settle = 21'600;                 ///< at most 604800 (7 days)

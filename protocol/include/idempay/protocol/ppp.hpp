@@ -13,7 +13,7 @@
 
 namespace idempay::ppp {
 
-/// A split payment's share (notes/ppp.md §3.3, §3.5): who gets how much of the payment, the
+/// A split payment's share (docs/ppp-surface.md#split-payments): who gets how much of the payment, the
 /// settlement or the refund it comes with.
 struct Recipient {
   std::string id;
@@ -214,7 +214,7 @@ struct OperationResponse {
 };
 std::string write_operation_response(const OperationResponse& r);
 
-/// The headers the gateway sends a merchant's credentials in (notes/ppp.md §2.1): the
+/// The headers the gateway sends a merchant's credentials in (docs/ppp-surface.md#credentials): the
 /// X-VTEX-API pair, then the X-PROVIDER-API pair (connectors with usesProviderHeadersName).
 inline constexpr std::string_view kCredentialHeaders[][2] = {
     {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};

@@ -42,16 +42,35 @@ struct Amounts {
   Cents settle_limit() const { return max_value > authorized ? max_value : authorized; }
 };
 
-/// Checks a settlement of `amount`: state approved or settled, 0 < amount and
-/// settled + amount <= settle_limit(). kIllegalState or kInvalidArgument otherwise.
-Status check_settle(PaymentState state, const Amounts& totals, Cents amount);
+/// The lifecycle's rules an operation can break (G3), each by name.
+enum class Rule : uint8_t {
+  kLegalTransition,   ///< the payment's state allows the operation
+  kPositiveAmount,    ///< a settlement or refund moves some money
+  kWithinSettleLimit, ///< settlements add up to at most what was authorized (or maxValue)
+  kWithinSettled,     ///< refunds add up to at most what was settled
+};
 
-/// Checks a refund of `amount`: state settled or refunded, 0 < amount and
-/// refunded + amount <= settled.
-Status check_refund(PaymentState state, const Amounts& totals, Cents amount);
+/// A rule an operation would break, with the facts its message names.
+struct Refusal {
+  Rule rule = Rule::kLegalTransition;
+  std::string_view operation;  ///< "settle", "refund", "cancel"
+  PaymentState state = PaymentState::kProcessing;
+  Cents amount = 0;     ///< what was asked
+  Cents remaining = 0;  ///< what the limit leaves
+};
 
-/// Checks a cancellation: only undefined or approved (not yet settled) payments.
-Status check_cancel(PaymentState state);
+/// The refusal as an error: its code (kIllegalState or kInvalidArgument) and, in prose, the
+/// message the answer and the audit trail carry.
+Error to_error(const Refusal& refusal);
+
+/// A settlement of `amount`: the payment approved or settled, the amount positive, and the
+/// settlements within settle_limit(). The first rule it breaks, if any.
+std::optional<Refusal> settle_refusal(PaymentState state, const Amounts& totals, Cents amount);
+/// A refund of `amount`: the payment settled or refunded, the amount positive, the refunds
+/// within what was settled.
+std::optional<Refusal> refund_refusal(PaymentState state, const Amounts& totals, Cents amount);
+/// A cancellation: only of an undefined or approved (not yet settled) payment.
+std::optional<Refusal> cancel_refusal(PaymentState state);
 
 /// The `status` a Create Payment answer shows for a state (approved, denied or undefined).
 std::string_view create_payment_status(PaymentState state);

@@ -1,0 +1,30 @@
+#pragma once
+// The command line's subcommands besides `serve` (app/): the acquirer stub as a server, and
+// the operators' tools over a connector's store. Each adds its own options to the command
+// line and says how it runs; main() runs the one that was named.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace idempay::cli {
+
+/// A subcommand as the command line knows it; `run` once it is the one parsed (the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// `idempay acquirer-stub`: the deterministic acquirer stub as its own HTTP server.
+Command add_acquirer_stub(CLI::App& root);
+/// `idempay deliveries list|replay`: callback deliveries and dead letters.
+Command add_deliveries(CLI::App& root);
+/// `idempay inspect PAYMENT_ID`: a payment's whole story.
+Command add_inspect(CLI::App& root);
+/// `idempay audit verify`: every audit chain recomputed, records cross-checked.
+Command add_audit(CLI::App& root);
+/// `idempay migrate --store postgresql://...`: the PostgreSQL schema created or upgraded.
+Command add_migrate(CLI::App& root);
+/// `idempay copy-store --from URI --to URI`: a stopped connector's store into an empty one.
+Command add_copy_store(CLI::App& root);
+
+}  // namespace idempay::cli

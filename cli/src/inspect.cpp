@@ -1,0 +1,91 @@
+// `idempay inspect PAYMENT_ID [--json]`: a payment's whole story, on a running connector's
+// store too.
+#include <iostream>
+
+#include "idempay/base/money.hpp"
+#include "idempay/cli/commands.hpp"
+#include "idempay/domain/inspection.hpp"
+#include "store_access.hpp"
+
+namespace idempay::cli {
+
+namespace {
+
+void write_report_text(const domain::PaymentReport& r) {
+  std::cout << "payment " << shown(r.payment_id) << ": " << r.state << " (" << shown(r.payment_method) << ", "
+            << shown(r.currency) << ", merchant " << (r.owner.empty() ? "(stored before owners)" : shown(r.owner))
+            << ")\n"
+            << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
+            << ", refunded " << format_amount(r.refunded) << "\n"
+            << "  tid " << shown(r.tid) << ", nsu " << shown(r.nsu) << ", authorizationId " << shown(r.authorization_id)
+            << "\n"
+            << "  card " << (r.card_bin.empty() ? "-" : shown(r.card_bin) + "..." + shown(r.card_last4))
+            << ", callback " << shown(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
+            << "  answer: " << shown(r.response) << "\n";
+  std::cout << "operations:\n";
+  for (const auto& op : r.operations) {
+    std::cout << "  " << shown(op.request_id) << "  " << op.kind << "  " << op.phase << "  "
+              << format_amount(op.amount) << "  HTTP " << op.http_status << "\n";
+  }
+  std::cout << "deliveries:\n";
+  for (const auto& d : r.deliveries) {
+    std::cout << "  " << shown(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
+  }
+  std::cout << "audit trail:\n";
+  for (const auto& a : r.audit) {
+    std::cout << "  #" << a.seq << "  " << shown(a.kind) << "  " << shown(a.ref);
+    if (!a.merchant.empty()) {
+      std::cout << "  by " << shown(a.merchant);
+    }
+    if (!a.before.empty() || !a.after.empty()) {
+      std::cout << "  " << (a.before.empty() ? "-" : shown(a.before)) << " -> " << shown(a.after);
+    }
+    if (!a.detail.empty() && a.kind != "arrivals_counted") {
+      std::cout << "  (" << shown(a.detail) << ")";
+    }
+    std::cout << "\n";
+  }
+  if (!r.counted.empty()) {
+    std::cout << "arrivals counted, not chained one by one (the chain was long):\n";
+    for (const auto& c : r.counted) {
+      std::cout << "  " << c.count << " x " << shown(c.kind) << (c.merchant.empty() ? "" : " by " + shown(c.merchant))
+                << "  first " << c.first << "  last " << c.last
+                << (c.sealed_in ? "  in #" + std::to_string(c.sealed_in) : "  not sealed yet") << "\n";
+    }
+  }
+}
+
+int inspect(const StoreOptions& where, const std::string& payment_id, bool json) {
+  auto store = open_for_operator(where);
+  if (!store) {
+    return failed(store.error());
+  }
+  auto report = domain::inspect_payment(**store, payment_id);
+  if (!report) {
+    return failed(report.error(), report.error().code == ErrorCode::kNotFound ? 3 : 1);
+  }
+  if (json) {
+    std::cout << domain::payment_report_json(*report) << "\n";
+  } else {
+    write_report_text(*report);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_inspect(CLI::App& root) {
+  struct Options {
+    StoreOptions where;
+    std::string payment_id;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  auto* command = root.add_subcommand("inspect", "show one payment: state, answers, operations, deliveries, audit trail");
+  command->add_option("PAYMENT_ID", options->payment_id, "the paymentId")->required();
+  add_store_options(*command, options->where);
+  command->add_flag("--json", options->json, "machine-readable output (the operator API's payment document)");
+  return {command, [options] { return inspect(options->where, options->payment_id, options->json); }};
+}
+
+}  // namespace idempay::cli

@@ -1,0 +1,59 @@
+#include "store_access.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "idempay/config/store_location.hpp"
+
+namespace idempay::cli {
+
+void add_store_options(CLI::App& command, StoreOptions& options) {
+  command.add_option("--data-dir", options.data_dir, "the connector's data directory")->capture_default_str();
+  command.add_option("--store", options.store, "the store, if not DATA_DIR/rocksdb (as for serve)")
+      ->envname("IDEMPAY_STORE");
+}
+
+// Stored strings come from outside (an operator's reason, an acquirer's message, a request's
+// ids): none may forge a line or drive the operator's terminal.
+std::string shown(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c == '\\' ? "\\\\" : std::string(1, c);
+    }
+  }
+  return out;
+}
+
+std::string without_query(const std::string& url) { return shown(url.substr(0, url.find('?'))); }
+
+Result<std::unique_ptr<storage::Store>> open_for_operator(const StoreOptions& where, bool write) {
+  // Read-only opens work on a running connector's store too.
+  auto at = config::parse_store_location(where.store, where.data_dir);
+  if (!at) {
+    return tl::unexpected(at.error());
+  }
+  if (at->kind == config::StoreLocation::Kind::kRocks && !std::filesystem::exists(at->where)) {
+    return make_error(ErrorCode::kNotFound, "no store at " + at->where);
+  }
+  auto opened = config::open_store_at(*at, !write);
+  if (!opened) {
+    return make_error(ErrorCode::kUnavailable,
+                      opened.error().message + " (is the connector still running on this store?)");
+  }
+  return opened;
+}
+
+int failed(const Error& error, int code) {
+  std::cerr << error.message << "\n";
+  return code;
+}
+
+}  // namespace idempay::cli

@@ -1,0 +1,72 @@
+#include "idempay/observability/metered_acquirers.hpp"
+
+#include "idempay/metrics/metrics.hpp"
+
+namespace idempay::observability {
+
+namespace {
+
+std::string_view outcome_of(const Result<domain::Authorization>& r) {
+  return r ? domain::to_string(r->status) : "error";
+}
+
+std::string_view outcome_of(const Result<domain::OperationOutcome>& r) {
+  if (!r) {
+    return "error";
+  }
+  return r->manual ? "manual" : r->pending ? "pending" : r->succeeded ? "succeeded" : "refused";
+}
+
+std::string_view outcome_of(const Result<std::optional<domain::Authorization>>& r) {
+  return !r ? "error" : *r ? "found" : "unknown";
+}
+
+// Times one call from its start to its callback, whatever thread that runs on.
+template <class T>
+domain::Callback<T> timed(std::string_view operation, domain::Callback<T> done) {
+  return [operation, done = std::move(done), started = std::chrono::steady_clock::now()](Result<T> r) {
+    metrics::observe_acquirer_call(operation, outcome_of(r), metrics::seconds_since(started));
+    done(std::move(r));
+  };
+}
+
+std::string_view operation_name(ppp::OperationKind kind) {
+  switch (kind) {
+    case ppp::OperationKind::kCancel: return "cancel";
+    case ppp::OperationKind::kSettle: return "settle";
+    case ppp::OperationKind::kRefund: return "refund";
+  }
+  return "operate";
+}
+
+class MeteredAcquirer final : public domain::Acquirer {
+public:
+  explicit MeteredAcquirer(domain::Acquirer& inner) : inner_(inner) {}
+  void authorize(domain::AuthorizeCall call, domain::Callback<domain::Authorization> done) override {
+    inner_.authorize(std::move(call), timed("authorize", std::move(done)));
+  }
+  void operate(domain::OperationCall call, domain::Callback<domain::OperationOutcome> done) override {
+    auto name = operation_name(call.kind);
+    inner_.operate(std::move(call), timed(name, std::move(done)));
+  }
+  void status(std::string key, domain::Callback<std::optional<domain::Authorization>> done) override {
+    inner_.status(std::move(key), timed("status", std::move(done)));
+  }
+
+private:
+  domain::Acquirer& inner_;
+};
+
+}  // namespace
+
+domain::Acquirer& MeteredAcquirerRoutes::acquirer(const std::string& route, const std::string& merchant) {
+  domain::Acquirer& inner = inner_.acquirer(route, merchant);
+  std::lock_guard lock(mutex_);
+  auto& slot = metered_[&inner];
+  if (!slot) {
+    slot = std::make_unique<MeteredAcquirer>(inner);
+  }
+  return *slot;
+}
+
+}  // namespace idempay::observability
