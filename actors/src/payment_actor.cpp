@@ -187,20 +187,27 @@ void PaymentActor::carry_out(Decision d, const char* crash_at) {
   if (!d.commits()) {
     return perform(std::move(d));
   }
+  commit(std::move(d), crash_at);
+}
+
+// The decision was checked against the copy it was made from. Its writes are conditioned on
+// that copy's etag: should the copy have moved on meanwhile (reloaded, or another commit
+// landed first), the store refuses them and the command is decided again.
+void PaymentActor::commit(Decision d, const char* crash_at) {
   bool chained = shared() && !d.audit.empty();
   if (chained && stale_) {
     // The chain's head in memory is one a lost commit left: chain from the stored one.
     auto held = std::make_shared<Decision>(std::move(d));
     forget_copy();
     return when_loaded(ReplySink(), [me = shared_from_this(), held, crash_at] {
-      me->carry_out(std::move(*held), crash_at);
+      me->commit(std::move(*held), crash_at);
     });
   }
   if (chained) {
     flush_audit(true);
     if (audit_unacked_ > 0) {  // chained after the commit in flight: once it has landed
       auto held = std::make_shared<Decision>(std::move(d));
-      waiting_carry_ = [me = shared_from_this(), held, crash_at] { me->carry_out(std::move(*held), crash_at); };
+      waiting_carry_ = [me = shared_from_this(), held, crash_at] { me->commit(std::move(*held), crash_at); };
       return;
     }
     ++audit_unacked_;

@@ -168,10 +168,12 @@ private:
   // Answers a decision that needs no turn of the payment.
   void answer_now(Decision d, const ReplySink& sink);
 
-  // Commits the decision (its audit entries chained ahead of its writes), then performs its
-  // effects; a failed commit answers the waiters with a retryable error instead. `crash_at`
-  // names the fault-injection point between the commit and the effects.
+  // Checks the decision against the copy it was made from (broken_invariant), commits it
+  // (its audit entries chained ahead of its writes), then performs its effects; a failed
+  // commit answers the waiters with a retryable error instead. `crash_at` names the
+  // fault-injection point between the commit and the effects.
   void carry_out(Decision d, const char* crash_at = nullptr);
+  void commit(Decision d, const char* crash_at);
   void perform(Decision d);
 
   void call_authorize();

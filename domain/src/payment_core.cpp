@@ -114,69 +114,20 @@ void release_lease(PaymentRecord& r) {
   r.lease_until = 0;
 }
 
-// What the shopper needs while the payment is open, and the card fragments of a POS result.
-void add_method_fields(const std::string& payment_id, const PaymentRecord& r, const CoreConfig& config,
-                       ppp::CreatePaymentResponse& out) {
-  const auto& d = r.document;
-  auto family = ppp::method_family(r.payment_method).value_or(ppp::MethodFamily::kCard);
-  if (d.expires_in_seconds > 0) {
-    out.delay_to_cancel = d.expires_in_seconds;
+// What the shopper needs while the payment is open, and a POS result's card, as recorded; the
+// answer's fields for them are the protocol's (ppp::add_method_fields).
+ppp::PaymentDocumentFacts document_facts(const std::string& payment_id, const PaymentRecord& r,
+                                         const CoreConfig& config) {
+  ppp::PaymentDocumentFacts f;
+  f.family = ppp::method_family(r.payment_method).value_or(ppp::MethodFamily::kCard);
+  f.open = r.state == PaymentState::kUndefined || r.state == PaymentState::kProcessing;
+  f.approved = r.state == PaymentState::kApproved;
+  f.document = r.document;
+  if (r.pos_phase == kIdentifyTerminal) {
+    f.pos_submit_url = config.public_url + "/pos/" + payment_id + "/terminal?token=" +
+                       pos_link_token(config.pos_link_key, payment_id);
   }
-  if (family == ppp::MethodFamily::kPix) {
-    out.delay_to_cancel = std::clamp<int64_t>(out.delay_to_cancel, 900, 3600);
-  }
-  if (family == ppp::MethodFamily::kPos) {
-    out.delay_to_cancel = 600;  // at least the 300 s the wait app polls
-    if (r.state == PaymentState::kApproved) {
-      out.card_brand = d.card_brand;
-      out.first_digits = d.first_digits;
-      out.last_digits = d.last_digits;
-    }
-  }
-  if (r.state != PaymentState::kUndefined && r.state != PaymentState::kProcessing) {
-    return;
-  }
-  switch (family) {
-    case ppp::MethodFamily::kCard:
-      // A 3-D Secure challenge: the shopper follows the page, the outcome comes by webhook.
-      if (!d.payment_url.empty()) {
-        out.payment_url = out.redirect_url = d.payment_url;
-      }
-      return;
-    case ppp::MethodFamily::kPix:
-      if (!d.pix_code.empty()) {
-        JsonWriter payload;
-        payload.begin_object().key("code").string(d.pix_code).key("qrCodeBase64Image").string(d.pix_qr_png).end_object();
-        out.payment_app_name = "vtex.pix-payment";
-        out.payment_app_payload = payload.str();
-      }
-      return;
-    case ppp::MethodFamily::kBankInvoice:
-      out.payment_url = out.bank_issue_invoice_id = d.payment_url;
-      out.identification_number = d.boleto_line;
-      out.identification_number_formatted = d.boleto_line_formatted;
-      out.bar_code_image_type = "i25";
-      out.bar_code_image_number = d.boleto_barcode;
-      return;
-    case ppp::MethodFamily::kRedirect:
-      out.payment_url = out.redirect_url = d.payment_url;
-      return;
-    case ppp::MethodFamily::kPos:
-      if (r.pos_phase == kIdentifyTerminal) {
-        JsonWriter payload;
-        payload.begin_object()
-            .key("submitUrl")
-            .string(config.public_url + "/pos/" + payment_id
-                    + "/terminal?token=" + pos_link_token(config.pos_link_key, payment_id))
-            .end_object();
-        out.payment_app_name = "vtex.terminal-connector-app";
-        out.payment_app_payload = payload.str();
-      } else {
-        out.payment_app_name = "vtex.challenge-wait-for-confirmation";
-        out.payment_app_payload = R"({"secondsWaiting":300})";
-      }
-      return;
-  }
+  return f;
 }
 
 // True when a Create Payment must do more than replay: the terminal is known but the charge
@@ -456,7 +407,7 @@ std::string create_response(const std::string& payment_id, const PaymentRecord& 
   response.code = std::string(code);
   response.message = std::string(message);
   response.max_value = r.state == PaymentState::kApproved ? r.amounts.max_value : 0;
-  add_method_fields(payment_id, r, config, response);
+  ppp::add_method_fields(document_facts(payment_id, r, config), response);
   return ppp::write_create_payment_response(response);
 }
 

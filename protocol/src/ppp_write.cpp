@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "idempay/base/json_writer.hpp"
 #include "idempay/protocol/ppp.hpp"
 
@@ -70,6 +72,65 @@ std::string write_error(std::string_view code, std::string_view message) {
   w.key("message").string(message);
   w.end_object();
   return std::move(w).take();
+}
+
+
+void add_method_fields(const PaymentDocumentFacts& f, CreatePaymentResponse& out) {
+  const PaymentDocument& d = f.document;
+  if (d.expires_in_seconds > 0) {
+    out.delay_to_cancel = d.expires_in_seconds;
+  }
+  if (f.family == MethodFamily::kPix) {
+    out.delay_to_cancel = std::clamp<int64_t>(out.delay_to_cancel, 900, 3600);
+  }
+  if (f.family == MethodFamily::kPos) {
+    out.delay_to_cancel = 600;  // at least the 300 s the wait app polls
+    if (f.approved) {
+      out.card_brand = d.card_brand;
+      out.first_digits = d.first_digits;
+      out.last_digits = d.last_digits;
+    }
+  }
+  if (!f.open) {
+    return;
+  }
+  switch (f.family) {
+    case MethodFamily::kCard:
+      // A 3-D Secure challenge: the shopper follows the page, the outcome comes by webhook.
+      if (!d.payment_url.empty()) {
+        out.payment_url = out.redirect_url = d.payment_url;
+      }
+      return;
+    case MethodFamily::kPix:
+      if (!d.pix_code.empty()) {
+        JsonWriter payload;
+        payload.begin_object().key("code").string(d.pix_code).key("qrCodeBase64Image").string(d.pix_qr_png).end_object();
+        out.payment_app_name = "vtex.pix-payment";
+        out.payment_app_payload = payload.str();
+      }
+      return;
+    case MethodFamily::kBankInvoice:
+      out.payment_url = out.bank_issue_invoice_id = d.payment_url;
+      out.identification_number = d.boleto_line;
+      out.identification_number_formatted = d.boleto_line_formatted;
+      out.bar_code_image_type = "i25";
+      out.bar_code_image_number = d.boleto_barcode;
+      return;
+    case MethodFamily::kRedirect:
+      out.payment_url = out.redirect_url = d.payment_url;
+      return;
+    case MethodFamily::kPos:
+      if (!f.pos_submit_url.empty()) {
+        JsonWriter payload;
+        payload.begin_object().key("submitUrl").string(f.pos_submit_url).end_object();
+        out.payment_app_name = "vtex.terminal-connector-app";
+        out.payment_app_payload = payload.str();
+      } else {
+        out.payment_app_name = "vtex.challenge-wait-for-confirmation";
+        out.payment_app_payload = R"({"secondsWaiting":300})";
+      }
+      return;
+  }
 }
 
 }  // namespace idempay::ppp

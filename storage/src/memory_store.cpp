@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "conditions.hpp"
+#include "commit_thread.hpp"
 #include "reader_threads.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -16,18 +17,17 @@ namespace idempay::storage {
 
 namespace {
 
+using PendingCommit = std::pair<Batch, CommitCallback>;
+
 class MemoryStore final : public Store {
 public:
-  explicit MemoryStore(size_t keyspaces) : spaces_(keyspaces), completer_([this] { run(); }) {}
+  explicit MemoryStore(size_t keyspaces)
+      : spaces_(keyspaces),
+        committer_("idempay-commit", {[this](std::vector<PendingCommit>& group) { complete(group); }, 0, {}, {}}) {}
 
   ~MemoryStore() override {
     readers_.stop();
-    {
-      std::lock_guard lock(queue_mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    completer_.join();
+    committer_.close();
   }
 
   Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) override {
@@ -47,15 +47,10 @@ public:
     if (auto known = known_keyspaces(batch, spaces_.size()); !known) {
       return done(tl::unexpected(known.error()));
     }
-    {
-      std::lock_guard lock(queue_mutex_);
-      if (!stopping_) {
-        queue_.emplace_back(std::move(batch), std::move(done));
-        wake_.notify_one();
-        return;
-      }
+    PendingCommit pending{std::move(batch), std::move(done)};
+    if (!committer_.push(pending)) {
+      pending.second(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
-    done(make_error(ErrorCode::kUnavailable, "store is closing"));
   }
 
   std::optional<Result<std::optional<Versioned>>> get_if_in_memory(Keyspace ks, std::string_view key) override {
@@ -98,19 +93,10 @@ private:
     return out;
   }
 
-  void run() {
-    for (;;) {
-      std::pair<Batch, CommitCallback> next;
-      {
-        std::unique_lock lock(queue_mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) {
-          return;  // stopping and drained
-        }
-        next = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      next.second(apply(next.first));
+  // Completes each commit in turn, on a thread of its own, as the real stores do.
+  void complete(std::vector<PendingCommit>& group) {
+    for (auto& [batch, done] : group) {
+      done(apply(batch));
     }
   }
 
@@ -138,12 +124,8 @@ private:
 
   std::mutex mutex_;  // guards the data
   std::vector<std::map<std::string, Versioned>> spaces_;
-  std::mutex queue_mutex_;  // guards what follows
-  std::condition_variable wake_;
-  std::deque<std::pair<Batch, CommitCallback>> queue_;
-  bool stopping_ = false;
-  std::thread completer_;  // starts after everything it uses exists
   ReaderThreads readers_{1};
+  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
 };
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "conditions.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/storage/store.hpp"
+#include "commit_thread.hpp"
 #include "reader_threads.hpp"
 
 namespace idempay::storage {
@@ -356,17 +357,13 @@ public:
         writer_(std::move(writer)),
         pool_(std::move(pool)),
         read_only_(read_only),
-        committer_([this] { run(); }),
-        readers_(std::max<size_t>(reader_threads, 1)) {}
+        readers_(std::max<size_t>(reader_threads, 1)),
+        committer_("idempay-commit",
+                   {[this](std::vector<PendingCommit>& group) { commit_group(group); }, kMaxGroup}) {}
 
   ~PostgresStore() override {
     readers_.stop();
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    committer_.join();
+    committer_.close();
   }
 
   Result<std::optional<Versioned>> get(Keyspace ks, std::string_view key) override {
@@ -418,15 +415,10 @@ public:
     if (auto k = known_keyspaces(batch, tables_.names.size()); !k) {
       return done(tl::unexpected(k.error()));
     }
-    {
-      std::lock_guard lock(mutex_);
-      if (!stopping_) {
-        queue_.push_back(PendingCommit{std::move(batch), std::move(done)});
-        wake_.notify_one();
-        return;
-      }
+    PendingCommit pending{std::move(batch), std::move(done)};
+    if (!committer_.push(pending)) {
+      pending.done(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
-    done(make_error(ErrorCode::kUnavailable, "store is closing"));
   }
 
 private:
@@ -464,24 +456,6 @@ private:
       return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
     }
     return {};
-  }
-
-  void run() {
-    for (;;) {
-      std::vector<PendingCommit> group;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) {
-          return;  // stopping, and every commit handed to us is done
-        }
-        while (!queue_.empty() && group.size() < kMaxGroup) {
-          group.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      }
-      commit_group(group);
-    }
   }
 
   // The etag of every key some condition of `group` needs, read and locked in one round trip.
@@ -626,12 +600,8 @@ private:
   std::unique_ptr<Connection> writer_;    // the committer's; none when read-only
   std::unique_ptr<ConnectionPool> pool_;  // the readers'; outlives the threads (joined first)
   bool read_only_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<PendingCommit> queue_;
-  bool stopping_ = false;
-  std::thread committer_;
   ReaderThreads readers_;
+  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
 };
 
 }  // namespace

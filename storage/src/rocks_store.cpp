@@ -26,6 +26,7 @@
 
 #include "conditions.hpp"
 #include "idempay/metrics/metrics.hpp"
+#include "commit_thread.hpp"
 #include "reader_threads.hpp"
 #include "idempay/storage/store.hpp"
 
@@ -80,17 +81,12 @@ public:
         read_only_(options.read_only),
         path_(options.path),
         recovery_free_bytes_(options.memtable_bytes),
-        committer_([this] { run(); }),
-        readers_(std::max<size_t>(options.reader_threads, 1)) {}
+        readers_(std::max<size_t>(options.reader_threads, 1)),
+        committer_("idempay-commit", committer_hooks()) {}
 
   ~RocksStore() override {
     readers_.stop();
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    committer_.join();
+    committer_.close();
     log_resident_metadata();
     for (auto* h : handles_) {
       db_->DestroyColumnFamilyHandle(h);
@@ -173,18 +169,10 @@ public:
     if (auto k = known_keyspaces(batch, handles_.size()); !k) {
       return done(tl::unexpected(k.error()));
     }
-    {
-      std::lock_guard lock(mutex_);
-      if (!stopping_) {
-        queue_.push_back(PendingCommit{std::move(batch), std::move(done), sync});
-        // A busy committer takes the whole queue when it finishes its group: no wake-up needed.
-        if (committer_waiting_) {
-          wake_.notify_one();
-        }
-        return;
-      }
+    PendingCommit pending{std::move(batch), std::move(done), sync};
+    if (!committer_.push(pending)) {
+      pending.done(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
-    done(make_error(ErrorCode::kUnavailable, "store is closing"));
   }
 
   Result<std::vector<std::pair<std::string, Versioned>>> scan(Keyspace ks, std::string_view prefix,
@@ -239,33 +227,18 @@ private:
     return {};
   }
 
-  void run() {
-    pthread_setname_np(pthread_self(), "idempay-commit");  // for top -H, perf and gdb
-    std::deque<PendingCommit> group;
-    for (;;) {
-      {
-        std::unique_lock lock(mutex_);
-        committer_waiting_ = true;
-        auto ready = [this] { return stopping_ || !queue_.empty(); };
-        if (healthy_) {
-          wake_.wait(lock, ready);
-        } else {
-          wake_.wait_for(lock, kResumeInterval, ready);  // keeps trying to resume when idle too
-        }
-        committer_waiting_ = false;
-        if (queue_.empty() && stopping_) {
-          return;  // stopping and drained
-        }
-        group.swap(queue_);
-      }
+  // Every group in one synced write; while unhealthy, the committer also wakes once a second
+  // with nothing queued, to try to resume.
+  CommitThread<PendingCommit>::Hooks committer_hooks() {
+    CommitThread<PendingCommit>::Hooks hooks;
+    hooks.commit = [this](std::vector<PendingCommit>& group) { commit_group(group); };
+    hooks.idle_for = [this] { return healthy_ ? std::nullopt : std::optional<std::chrono::milliseconds>(kResumeInterval); };
+    hooks.wake = [this] {
       if (!healthy_) {
         try_resume();
       }
-      if (!group.empty()) {
-        commit_group(group);
-        group.clear();
-      }
-    }
+    };
+    return hooks;
   }
 
   // -- health: a full or failing disk is an outage, not a crash ------------------------------
@@ -327,7 +300,7 @@ private:
   // Stages each batch whose conditions hold (against the store plus the batches staged
   // before it in this group), writes all staged batches with one synced write, then
   // completes every caller.
-  void commit_group(std::deque<PendingCommit>& group) {
+  void commit_group(std::vector<PendingCommit>& group) {
     rocksdb::WriteBatch wb;
     StagedEtags staged;
     std::vector<CommitResult> results;
@@ -387,19 +360,14 @@ private:
   bool read_only_;
   std::string path_;
   size_t recovery_free_bytes_;  // RocksDB's reserve to clear a full disk: the memtable size
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<PendingCommit> queue_;
-  bool stopping_ = false;
-  bool committer_waiting_ = false;
   // Touched by the committer thread only (and by the destructor after joining it).
   bool healthy_ = true;
   std::chrono::steady_clock::time_point unhealthy_since_;
   std::chrono::steady_clock::time_point last_resume_;
   bool out_of_space_ = false;
   std::chrono::steady_clock::time_point last_space_note_;
-  std::thread committer_;  // starts after everything it uses exists
   ReaderThreads readers_;
+  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
 };
 
 // RocksDB's own messages go to the service's log, never to a LOG file in the data directory:

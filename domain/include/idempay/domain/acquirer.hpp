@@ -19,20 +19,9 @@ namespace idempay::domain {
 enum class AuthorizationStatus : uint8_t { kApproved, kDenied, kPending };
 std::string_view to_string(AuthorizationStatus s);
 
-/// What the shopper needs to pay an asynchronous method, as the acquirer issued it.
-struct PaymentDocument {
-  std::string payment_url;    ///< boleto page or redirect target
-  std::string pix_code;       ///< Pix copy-and-paste code (EMV BR Code)
-  std::string pix_qr_png;     ///< base64 PNG of the Pix code's QR
-  std::string boleto_barcode;         ///< 44 digits
-  std::string boleto_line;            ///< 47 digits
-  std::string boleto_line_formatted;
-  int64_t expires_in_seconds = 0;     ///< how long the document stays payable
-  // Card-present (POS) result details
-  std::string card_brand;
-  std::string first_digits;
-  std::string last_digits;
-};
+/// What the shopper needs to pay an asynchronous method, as the acquirer issued it (the PPP
+/// writes it into the gateway's fields for the method).
+using ppp::PaymentDocument;
 
 /// An authorization, idempotent on `key` (the paymentId): the acquirer charges at most once
 /// per key and answers every repeat with the same result.

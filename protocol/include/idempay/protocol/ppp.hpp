@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "idempay/protocol/card.hpp"
+#include "idempay/protocol/methods.hpp"
 #include "idempay/base/error.hpp"
 #include "idempay/base/money.hpp"
 
@@ -200,6 +201,40 @@ struct CreatePaymentResponse {
   Cents max_value = 0;  ///< written as maxValue when non-zero: what may be settled at most
 };
 std::string write_create_payment_response(const CreatePaymentResponse& r);
+
+/// What the shopper needs to pay an asynchronous method, as the acquirer issued it.
+struct PaymentDocument {
+  std::string payment_url;    ///< boleto page or redirect target
+  std::string pix_code;       ///< Pix copy-and-paste code (EMV BR Code)
+  std::string pix_qr_png;     ///< base64 PNG of the Pix code's QR
+  std::string boleto_barcode;         ///< 44 digits
+  std::string boleto_line;            ///< 47 digits
+  std::string boleto_line_formatted;
+  int64_t expires_in_seconds = 0;     ///< how long the document stays payable
+  // Card-present (POS) result details
+  std::string card_brand;
+  std::string first_digits;
+  std::string last_digits;
+};
+
+/// What a payment of a method's family hands the shopper: the facts add_method_fields turns
+/// into the gateway's fields for that family.
+struct PaymentDocumentFacts {
+  MethodFamily family = MethodFamily::kCard;
+  bool open = false;      ///< the outcome is not known yet (the answer is `undefined`)
+  bool approved = false;  ///< POS: the card fragments go into the approved answer
+  PaymentDocument document;
+  /// POS, while the terminal is not yet known: where the terminal app submits its serial.
+  /// Empty: the terminal is known and the payment waits for the card.
+  std::string pos_submit_url;
+};
+
+/// The fields a method's family adds to a Create Payment answer, as the gateway's apps read
+/// them: a 3-D Secure or redirect page (`paymentUrl`), Pix's `vtex.pix-payment` app with the
+/// code and its QR, a boleto's bar code and typeable line, the POS apps (the terminal's
+/// `submitUrl`, then the wait for the card) and an approved POS payment's card fragments;
+/// and the delay to cancel the family allows.
+void add_method_fields(const PaymentDocumentFacts& facts, CreatePaymentResponse& out);
 
 /// Fields shared by the three operation answers; `id` is the cancellation/settle/refund id,
 /// empty (written as null) on failure.
