@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/base/crypto.hpp"
+
 namespace idempay::app {
 
 using config::kStubRoute;
@@ -50,11 +52,19 @@ std::string MerchantDirectory::route_in(const config::MerchantFile& file, const 
   return it != file.settings.end() && !it->second.acquirer.empty() ? it->second.acquirer : defaults_.route;
 }
 
-std::string MerchantDirectory::route_for(const std::string& merchant, bool test_suite) {
+std::string MerchantDirectory::route_for(const std::string& merchant, const std::string& method, bool test_suite) {
   auto file = current();
   auto it = file->settings.find(merchant);
   bool suite_only = it != file->settings.end() && it->second.test_suite == TestSuitePolicy::kOnly;
-  return test_suite || suite_only ? std::string(kStubRoute) : route_in(*file, merchant);
+  if (test_suite || suite_only) {
+    return std::string(kStubRoute);
+  }
+  if (it != file->settings.end()) {
+    if (const auto* entry = config::acquirer_for(it->second.acquirers, method)) {
+      return config::named_route(entry->name);
+    }
+  }
+  return route_in(*file, merchant);
 }
 
 config::MerchantPolicy MerchantDirectory::policy_of(const std::string& merchant) const {
@@ -73,6 +83,9 @@ domain::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, c
   if (route == kStubRoute) {
     return stub_locked();
   }
+  if (auto name = config::route_name(route); !name.empty()) {
+    return named_locked(merchant, name);
+  }
   // The merchant's key goes only to the acquirer it is configured for.
   std::string key;
   auto file = current();
@@ -88,6 +101,56 @@ domain::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, c
     }
   }
   return *slot;
+}
+
+namespace {
+
+// What makes two configurations of a named acquirer the same one (secrets only as a digest).
+std::string settings_digest(const std::string& merchant, const config::AcquirerEntry& e) {
+  const auto& p = e.pix;
+  std::string all = merchant + '\n' + e.name + '\n' + std::string(config::to_string(e.kind)) + '\n' + e.url + '\n' +
+                    e.api_key + '\n' + p.base_url + '\n' + p.token_url + '\n' + p.client_id + '\n' + p.client_secret +
+                    '\n' + p.scope + '\n' + p.tls.client_cert_file + '\n' + p.tls.client_key_file + '\n' +
+                    p.tls.extra_ca_file + '\n' + p.pix_key + '\n' + std::to_string(p.timeout.count());
+  return crypto::to_hex(crypto::sha256(all));
+}
+
+}  // namespace
+
+domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, std::string_view name) {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  const config::AcquirerEntry* entry = it == file->settings.end() ? nullptr : config::acquirer_named(it->second.acquirers, name);
+  if (entry == nullptr) {
+    spdlog::error("merchant {} has no acquirer named {} any more; its payments' calls fail until it is back", merchant,
+                  name);
+    return *unreachable_;
+  }
+  if (entry->kind == config::AcquirerKind::kStub) {
+    return stub_locked();
+  }
+  auto& slot = named_[settings_digest(merchant, *entry)];
+  if (!slot) {
+    slot = entry->kind == config::AcquirerKind::kBcbPix
+               ? acquirer::make_bcb_pix_acquirer(entry->pix)
+               : acquirer::make_http_acquirer(entry->url, defaults_.timeout, entry->api_key, defaults_.secure_proxy);
+    if (!slot) {
+      spdlog::error("acquirer {} of merchant {} is not valid; calls to it fail", name, merchant);
+      return *unreachable_;
+    }
+  }
+  return *slot;
+}
+
+std::shared_ptr<const config::AcquirerEntry> MerchantDirectory::pix_acquirer(const std::string& merchant,
+                                                                            std::string_view name) const {
+  auto file = current();
+  auto it = file->settings.find(merchant);
+  const config::AcquirerEntry* entry = it == file->settings.end() ? nullptr : config::acquirer_named(it->second.acquirers, name);
+  if (entry == nullptr || entry->kind != config::AcquirerKind::kBcbPix) {
+    return nullptr;
+  }
+  return std::shared_ptr<const config::AcquirerEntry>(file, entry);  // keeps the file it belongs to alive
 }
 
 std::optional<std::pair<std::string, std::string>> MerchantDirectory::callback_credentials(
@@ -129,7 +192,9 @@ bool MerchantDirectory::uses_stub() const {
   }
   auto file = current();
   for (const auto& [name, settings] : file->settings) {
-    if (settings.acquirer == kStubRoute) {
+    bool named_stub = std::any_of(settings.acquirers.begin(), settings.acquirers.end(),
+                                  [](const config::AcquirerEntry& e) { return e.kind == config::AcquirerKind::kStub; });
+    if (settings.acquirer == kStubRoute || named_stub) {
       return true;
     }
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/acquirers/http_acquirer.hpp"
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
@@ -32,11 +33,14 @@ public:
   void replace(config::MerchantFile file);
   std::shared_ptr<const config::MerchantFile> current() const;
 
-  std::string route_for(const std::string& merchant, bool test_suite) override;
+  std::string route_for(const std::string& merchant, const std::string& method, bool test_suite) override;
   /// The merchant's policy flags in force (defaults for a name not in the file); no string is
   /// copied, so the routes may ask on every request.
   config::MerchantPolicy policy_of(const std::string& merchant) const;
   domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
+
+  /// The API Pix acquirer `name` of `merchant` in the file in force; null if there is none.
+  std::shared_ptr<const config::AcquirerEntry> pix_acquirer(const std::string& merchant, std::string_view name) const;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.
   std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
@@ -56,6 +60,7 @@ public:
 private:
   std::string route_in(const config::MerchantFile& file, const std::string& merchant) const;
   acquirer::StubAcquirer& stub_locked();
+  domain::Acquirer& named_locked(const std::string& merchant, std::string_view name);
 
   AcquirerDefaults defaults_;
   std::shared_ptr<const config::MerchantFile> file_;  // read and replaced with atomic_load/store
@@ -63,6 +68,9 @@ private:
   std::unique_ptr<acquirer::StubAcquirer> stub_;
   std::optional<acquirer::StubWebhookOptions> stub_webhooks_;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<domain::Acquirer>> http_;  // (url, key)
+  // A merchant's named acquirers, by merchant, name and a digest of their settings: a reload
+  // that changes them makes a new one, and payments in flight keep the one they hold.
+  std::map<std::string, std::unique_ptr<domain::Acquirer>> named_;
   std::unique_ptr<domain::Acquirer> unreachable_;
 };
 

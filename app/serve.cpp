@@ -278,6 +278,23 @@ private:
     return {};
   }
 
+  // What the merchants file allows but the rest of the configuration makes unwise.
+  void warn_about(const config::MerchantFile& merchants) const {
+    for (const auto& warning : merchants.warnings) {
+      spdlog::warn("{}: {}", merchants_path_, warning);
+    }
+    bool asks_certificates = config_.tls_client_certificates && !config_.tls_cert.empty();
+    for (const auto& [merchant, settings] : merchants.settings) {
+      for (const auto& a : settings.acquirers) {
+        if (!a.pix_webhook.certificate_sha256.empty() && !asks_certificates) {
+          spdlog::warn("{}: merchant {}, acquirer {}: notifications must come with a pinned client certificate, "
+                       "which only a TLS listener with --tls-client-certificates receives; they are refused until then",
+                       merchants_path_, merchant, a.name);
+        }
+      }
+    }
+  }
+
   Step load_merchants() {
     auto path = merchants_path(config_);
     if (!path) {
@@ -289,9 +306,7 @@ private:
     if (!merchants) {
       return misconfigured(merchants.error().message);
     }
-    for (const auto& warning : merchants->warnings) {
-      spdlog::warn("{}: {}", merchants_path_, warning);
-    }
+    warn_about(*merchants);
     server_options_.credentials = merchants->credentials;
     server_options_.bearer_credentials = merchants->operator_credentials;
     legacy_owner_ = merchants->first_merchant;
@@ -418,6 +433,11 @@ private:
     flow.max_merchants = static_cast<size_t>(config_.onboarding_max_merchants);
     onboarding_ = std::make_unique<ppp::Onboarding>(std::move(flow));
     options.onboarding = onboarding_.get();
+    options.pix_webhook = [directory = directory_.get()](const std::string& merchant, const std::string& acquirer)
+        -> std::optional<config::PixWebhookSettings> {
+      auto entry = directory->pix_acquirer(merchant, acquirer);
+      return entry ? std::optional<config::PixWebhookSettings>(entry->pix_webhook) : std::nullopt;
+    };
     ppp_handler_ = std::make_unique<ppp::PppHandler>(*service_, std::move(options));
     admin::OperatorApiOptions admin_options;
     admin_options.operators = [directory = directory_.get()](const std::string& name) {
@@ -439,7 +459,7 @@ private:
     o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config_.max_connections_per_source));
     o.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
     o.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
-                      "/webhooks/acquirer", "/pos/*", "/authorization/redirect"};
+                      "/webhooks/acquirer", "/webhooks/bcb-pix/*", "/pos/*", "/authorization/redirect"};
     for (auto& page : admin::OperatorApi::public_paths()) {
       o.public_paths.push_back(std::move(page));
     }
@@ -469,6 +489,10 @@ private:
       }
       tls.cert_file = config_.tls_cert;
       tls.key_file = config_.tls_key;
+      if (config_.tls_client_certificates) {
+        // Asked for, never required: only the API Pix notifications pin them.
+        tls.client_certificates = http::TlsListenerOptions::ClientCertificates::kRequest;
+      }
       o.tls = std::move(tls);
     }
     server_ = std::make_unique<http::Server>(o, *routes_);
@@ -521,9 +545,7 @@ private:
       spdlog::error("{} not reloaded, the previous merchants stay: {}", merchants_path_, reloaded.error().message);
       return;
     }
-    for (const auto& warning : reloaded->warnings) {
-      spdlog::warn("{}: {}", merchants_path_, warning);
-    }
+    warn_about(*reloaded);
     size_t count = reloaded->credentials->size();
     server_->set_credentials(reloaded->credentials);
     server_->set_bearer_credentials(reloaded->operator_credentials);

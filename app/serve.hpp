@@ -37,6 +37,8 @@ struct ServeConfig {
   std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
   std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
   std::string tls_key;   ///< PEM private key
+  /// Ask TLS clients for a certificate (API Pix notifications pin the PSP's); none is required.
+  bool tls_client_certificates = false;
   std::string onboarding_return_hosts = ".myvtex.com";  ///< where the configuration flow may send a merchant back
   // One second: a finished payment's actor (about 3 KB) stays for the retries that follow at
   // once; a later one reloads it from memory. At 5 s, sustained creates kept five times as

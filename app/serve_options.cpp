@@ -89,6 +89,9 @@ cli::Command add_serve(CLI::App& root) {
       ->envname("IDEMPAY_TLS_KEY");
   s->add_option("--tls-listen", serve.tls_listen, "HOST:PORT of the TLS listener (port 0 = any free port)")
       ->envname("IDEMPAY_TLS_LISTEN")->capture_default_str();
+  s->add_flag("--tls-client-certificates", serve.tls_client_certificates,
+              "ask TLS clients for a certificate (never required): for API Pix notifications that pin the PSP's")
+      ->envname("IDEMPAY_TLS_CLIENT_CERTIFICATES");
   s->add_option("--idempotency-retention-s", serve.idempotency_retention_s,
                  "operator API: how long the answer to an Idempotency-Key is kept and replayed (seconds)")
       ->envname("IDEMPAY_IDEMPOTENCY_RETENTION_S")

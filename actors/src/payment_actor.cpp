@@ -65,8 +65,8 @@ void PaymentActor::release_waiters() {
 void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
-  if (busy() || !deferred_.empty() || reconcile_pending_ || copy_ == Copy::kLoading || following_ > 0 || audit_unacked_ > 0
-      || !audit_buffer_.empty()) {
+  if (busy() || !deferred_.empty() || reconcile_pending_ || refresh_scheduled_ || copy_ == Copy::kLoading
+      || following_ > 0 || audit_unacked_ > 0 || !audit_buffer_.empty()) {
     return;  // the directory offers again after another idle timeout
   }
   if (ctx_.directory->try_retire(id(), self_->address(), handled_)) {
@@ -305,6 +305,7 @@ void PaymentActor::call_authorize() {
   call.terminal_serial = record().terminal_serial;
   call.installments = request.installments;
   call.shopper_interaction = request.shopper_interaction;
+  call.payable_for_seconds = ctx_.core.terms(request.payment_method).delay_to_cancel;
   call.order = std::move(inflight_create_->order);  // personal data: in memory for this call only
   call.recipients = request.recipients;
   call.card = std::move(inflight_create_->card);  // card data lives only in this call
@@ -339,6 +340,8 @@ void PaymentActor::call_authorize() {
 
 void PaymentActor::ask_status() {
   arm_answer_deadline();
+  last_status_asked_ = std::chrono::steady_clock::now();
+  refresh_scheduled_ = false;  // this look serves the hints that waited for it
   spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
   payment_acquirer().status(id(), in_actor<Result<std::optional<domain::Authorization>>>(
                                       [me = shared_from_this()](Result<std::optional<domain::Authorization>> r) {

@@ -300,6 +300,11 @@ private:
   bool tally_changed_ = false;   // since it was last handed to the store
 
   uint64_t handled_ = 0;
+  // When the acquirer was last asked for the payment's status: refreshes ask it at most once
+  // per kRefreshInterval.
+  static constexpr std::chrono::milliseconds kRefreshInterval{1000};
+  std::chrono::steady_clock::time_point last_status_asked_{};
+  bool refresh_scheduled_ = false;  // a look at the interval's end is on its way
 };
 
 }  // namespace idempay::actors

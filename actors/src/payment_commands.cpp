@@ -67,7 +67,11 @@ void PaymentActor::on_create(CreateCommand cmd) {
   if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
   }
-  std::string route = payment_.record ? std::string() : ctx_.acquirers->route_for(cmd.merchant, cmd.request.test_suite);
+  domain::AcquirerRoute route;
+  if (!payment_.record) {
+    route.name = ctx_.acquirers->route_for(cmd.merchant, cmd.request.payment_method, cmd.request.test_suite);
+    route.reference = ctx_.acquirers->acquirer(route.name, cmd.merchant).reference(id());
+  }
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
   if (d.next == Next::kFollow) {
     // Another instance is authorizing it: its outcome is this request's answer too.
@@ -232,6 +236,17 @@ void PaymentActor::on_refresh(RefreshCommand cmd) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_refresh(std::move(cmd)); });
   }
   Decision d = start_refresh(payment_);
+  auto since = std::chrono::steady_clock::now() - last_status_asked_;
+  if (d.next == Next::kAskStatus && since < kRefreshInterval) {
+    // A flood of hints (inbound requests, a PSP's notifications) asks the acquirer at most
+    // once per interval; one more look follows at its end, so that no hint goes unheard.
+    if (!std::exchange(refresh_scheduled_, true)) {
+      self_->delayed_send(self_, kRefreshInterval - since, refresh_atom::value,
+                          RefreshCommand{id(), cmd.merchant, ReplySink()});
+    }
+    d = Decision{};
+    d.answer = Reply{Outcome::kDone, record().response};
+  }
   if (d.next == Next::kEnd) {
     return answer_now(std::move(d), cmd.sink);
   }

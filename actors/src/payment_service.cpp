@@ -25,7 +25,7 @@ constexpr std::string_view kPosLinkKeyName = "pos-link-key";
 class SingleAcquirer final : public AcquirerRoutes {
 public:
   explicit SingleAcquirer(domain::Acquirer& a) : acquirer_(a) {}
-  std::string route_for(const std::string&, bool) override { return {}; }
+  std::string route_for(const std::string&, const std::string&, bool) override { return {}; }
   domain::Acquirer& acquirer(const std::string&, const std::string&) override { return acquirer_; }
 
 private:
@@ -196,6 +196,24 @@ void PaymentService::ingest_event(AcquirerEvent event, ReplyFn reply) {
 void PaymentService::refresh(std::string payment_id, std::string merchant, ReplyFn reply) {
   RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(reply))};
   route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
+}
+
+void PaymentService::refresh_by_reference(std::string reference, std::string merchant, ReplyFn reply) {
+  if (impl_->live() == nullptr) {
+    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+  }
+  // The store outlives the queued reads' use of the service: it is closed first (serve.cpp).
+  impl_->store.read_async([this, reference = std::move(reference), merchant = std::move(merchant),
+                           reply = std::move(reply)](storage::Store& store) mutable {
+    auto found = store.get(domain::Space::kReferences, reference);
+    if (!found) {
+      return reply(domain::error_reply(found.error()));
+    }
+    if (!*found) {
+      return reply(domain::unknown_payment(reference));
+    }
+    refresh(std::move((*found)->value), std::move(merchant), std::move(reply));
+  });
 }
 
 std::string PaymentService::derive_key(std::string_view purpose) const {

@@ -7,87 +7,16 @@
 #include "idempay/http/url.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/config/private_files.hpp"
+#include "json_fields.hpp"
 
 namespace idempay::config {
 
 namespace {
 
-Error invalid(const std::string& where, const std::string& what) {
-  return Error{ErrorCode::kInvalidArgument, where + ": " + what};
-}
-
-// A string member that must be a non-empty string when present.
-Result<std::string> optional_string(const JsonValue& m, std::string_view name, const std::string& where) {
-  const JsonValue* v = m.find(name);
-  if (v == nullptr) {
-    return std::string();
-  }
-  if (v->type() != JsonValue::Type::kString || v->text().empty()) {
-    return tl::unexpected(invalid(where, std::string(name) + " must be a non-empty string"));
-  }
-  return v->text();
-}
-
-// One string or a non-empty array of them, each non-empty (several tokens during rotation).
-Result<std::vector<std::string>> strings(const JsonValue& v, std::string_view name, const std::string& where) {
-  std::vector<std::string> out;
-  if (v.type() == JsonValue::Type::kString) {
-    out.push_back(v.text());
-  } else if (v.type() == JsonValue::Type::kArray) {
-    for (const JsonValue& item : v.items()) {
-      if (item.type() != JsonValue::Type::kString) {
-        return tl::unexpected(invalid(where, std::string(name) + " must hold strings only"));
-      }
-      out.push_back(item.text());
-    }
-  }
-  if (out.empty() || std::any_of(out.begin(), out.end(), [](const std::string& s) { return s.empty(); })) {
-    return tl::unexpected(invalid(where, std::string(name) + " must be a non-empty string or array of them"));
-  }
-  return out;
-}
-
-// `<name>` inline, `<name>File` (a path whose content, without a final newline, is the
-// secret) or `<name>Env` (an environment variable); at most one of them.
-Result<std::string> secret(const JsonValue& m, const std::string& name, const std::string& where) {
-  auto inline_value = optional_string(m, name, where);
-  auto file = optional_string(m, name + "File", where);
-  auto env = optional_string(m, name + "Env", where);
-  for (auto* r : {&inline_value, &file, &env}) {
-    if (!*r) {
-      return tl::unexpected(r->error());
-    }
-  }
-  if (!inline_value->empty() + !file->empty() + !env->empty() > 1) {
-    return tl::unexpected(invalid(where, "give " + name + " one way only (inline, File or Env)"));
-  }
-  if (!file->empty()) {
-    auto text = read_text_file(*file);
-    if (!text) {
-      return tl::unexpected(invalid(where, name + "File: " + text.error().message));
-    }
-    while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) {
-      text->pop_back();
-    }
-    if (text->empty()) {
-      return tl::unexpected(invalid(where, name + "File " + *file + " is empty"));
-    }
-    return *text;
-  }
-  if (!env->empty()) {
-    const char* value = std::getenv(env->c_str());
-    if (value == nullptr || *value == '\0') {
-      return tl::unexpected(invalid(where, name + "Env: environment variable " + *env + " is not set"));
-    }
-    return std::string(value);
-  }
-  return *inline_value;
-}
-
 const std::set<std::string, std::less<>> kMerchantFields = {
     "name", "appKey", "appToken", "appTokenSha256", "acquirer", "acquirerApiKey", "acquirerApiKeyFile",
     "acquirerApiKeyEnv", "callbackAppKey", "callbackAppToken", "callbackAppTokenFile", "callbackAppTokenEnv",
-    "testSuite", "requireSecureProxy", "manualOperations", "onboarding", "onboardedAt"};
+    "testSuite", "requireSecureProxy", "manualOperations", "onboarding", "onboardedAt", "acquirers"};
 
 Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string& where) {
   const JsonValue* v = m.find("testSuite");
@@ -104,17 +33,6 @@ Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string&
   return tl::unexpected(invalid(where, "testSuite must be \"route\", \"refuse\" or \"only\""));
 }
 
-
-Result<bool> optional_bool(const JsonValue& m, std::string_view name, const std::string& where) {
-  const JsonValue* v = m.find(name);
-  if (v == nullptr) {
-    return false;
-  }
-  if (v->type() != JsonValue::Type::kBool) {
-    return tl::unexpected(invalid(where, std::string(name) + " must be true or false"));
-  }
-  return v->boolean();
-}
 
 Status read_merchant(const JsonValue& m, size_t index, http::Credentials& credentials, MerchantFile& out) {
   std::string where = "merchants[" + std::to_string(index) + "]";
@@ -203,6 +121,19 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
   }
   if (cb_key->empty() != cb_token->empty()) {
     return tl::unexpected(invalid(where, "callbackAppKey and callbackAppToken go together"));
+  }
+  if (const JsonValue* listed = m.find("acquirers")) {
+    auto acquirers = read_acquirers(*listed, where);
+    if (!acquirers) {
+      return tl::unexpected(acquirers.error());
+    }
+    bool claims_the_rest = std::any_of(acquirers->begin(), acquirers->end(),
+                                       [](const AcquirerEntry& a) { return a.methods.empty(); });
+    if (claims_the_rest && !acquirer->empty()) {
+      return tl::unexpected(invalid(where, "\"acquirer\" and an acquirers entry without methods both claim "
+                                           "every other method: keep one"));
+    }
+    settings.acquirers = std::move(*acquirers);
   }
   settings.acquirer = std::move(*acquirer);
   settings.acquirer_api_key = std::move(*api_key);

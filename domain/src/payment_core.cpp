@@ -141,7 +141,7 @@ bool pos_charge_due(const PaymentRecord& r) {
 }
 
 // A new payment: its intent, written only if the paymentId is still free.
-Decision write_intent(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+Decision write_intent(const Payment& p, const CreateArrival& a, const AcquirerRoute& route, const CoreConfig& config,
                       int64_t now) {
   const auto& request = a.request;
   PaymentRecord r;
@@ -154,7 +154,7 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const std::strin
   r.transaction_id = request.transaction_id;
   r.merchant = request.merchant_name;
   r.owner = a.merchant;
-  r.acquirer_route = route;
+  r.acquirer_route = route.name;
   r.fingerprint = a.fingerprint;
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
@@ -174,6 +174,9 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const std::strin
   d.audit.push_back(pos ? entry(AuditKind::kEventProcessed, p.id, r.fingerprint, "", to_string(r.state), "identify-terminal")
                         : entry(AuditKind::kEventProcessingStarted, p.id, r.fingerprint, "", to_string(r.state)));
   d.writes.push_back({Space::kPayments, p.id, encode(r), 0});
+  if (!route.reference.empty()) {
+    d.writes.push_back({Space::kReferences, route.reference, p.id, std::nullopt, true});
+  }
   if (is_unresolved(r.state)) {
     d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::string(), std::nullopt, true});
   }
@@ -435,7 +438,7 @@ std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival&
   return std::nullopt;
 }
 
-Decision start_create(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+Decision start_create(const Payment& p, const CreateArrival& a, const AcquirerRoute& route, const CoreConfig& config,
                       int64_t now) {
   if (!p.record) {
     return write_intent(p, a, route, config, now);

@@ -257,15 +257,51 @@ struct Client::Impl {
   std::thread thread;
 };
 
-Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->tls.set_default_verify_paths();
-  impl_->tls.set_verify_mode(ssl::verify_peer);
-  impl_->tls.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                         ssl::context::no_tlsv1_1);
+namespace {
+
+// Loads `options`' CA and client certificate into `tls`; the first file that fails is named.
+Status configure_tls(ssl::context& tls, const ClientOptions& options) {
+  tls.set_default_verify_paths();
+  tls.set_verify_mode(ssl::verify_peer);
+  tls.set_options(ssl::context::no_sslv2 | ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                  ssl::context::no_tlsv1_1);
+  boost::system::error_code ec;
   if (!options.extra_ca_file.empty()) {
-    boost::system::error_code ec;
-    impl_->tls.load_verify_file(options.extra_ca_file, ec);
+    tls.load_verify_file(options.extra_ca_file, ec);
   }
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument, "CA file " + options.extra_ca_file + ": " + ec.message());
+  }
+  if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "a client certificate needs both its certificate and its key");
+  }
+  if (options.client_cert_file.empty()) {
+    return {};
+  }
+  tls.use_certificate_chain_file(options.client_cert_file, ec);
+  if (ec) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "client certificate " + options.client_cert_file + ": " + ec.message());
+  }
+  tls.use_private_key_file(options.client_key_file, ssl::context::pem, ec);
+  if (ec || SSL_CTX_check_private_key(tls.native_handle()) != 1) {
+    return make_error(ErrorCode::kInvalidArgument, "client key " + options.client_key_file + ": " +
+                                                       (ec ? ec.message() : "does not match the certificate"));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status check_client_options(const ClientOptions& options) {
+  ssl::context tls{ssl::context::tls_client};
+  return configure_tls(tls, options);
+}
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
+  // A file that does not load leaves the client without it (its handshakes fail, and say
+  // so); check_client_options is where a configuration learns why.
+  (void)configure_tls(impl_->tls, options);
   impl_->thread = std::thread([this] { impl_->ioc.run(); });
 }
 

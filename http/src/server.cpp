@@ -130,7 +130,52 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert_file, const std::string& key_file) {
+// Asks for a client certificate and accepts whichever comes (TlsListenerOptions::kRequest):
+// the handler pins fingerprints, so the chain need not verify.
+int accept_any_certificate(int, X509_STORE_CTX*) { return 1; }
+
+Status ask_for_client_certificates(ssl::context& context, const TlsListenerOptions& tls) {
+  SSL_CTX* native = context.native_handle();
+  // Resumed sessions keep the certificate they were established with; OpenSSL refuses to
+  // resume without a context id once certificates are asked for.
+  static constexpr unsigned char kSessionContext[] = "idempay";
+  SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+  if (tls.client_certificates == TlsListenerOptions::ClientCertificates::kRequest) {
+    SSL_CTX_set_verify(native, SSL_VERIFY_PEER, accept_any_certificate);
+    return {};
+  }
+  beast::error_code ec;
+  context.load_verify_file(tls.client_ca_file, ec);
+  STACK_OF(X509_NAME)* names = ec ? nullptr : SSL_load_client_CA_file(tls.client_ca_file.c_str());
+  if (names == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument, "client CA file " + tls.client_ca_file + ": " +
+                                                       (ec ? ec.message() : "no certificate in it"));
+  }
+  SSL_CTX_set_client_CA_list(native, names);
+  SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  return {};
+}
+
+// The lower-case hex SHA-256 of the peer's certificate (DER); empty without one.
+std::string peer_certificate_sha256(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (cert == nullptr || X509_digest(cert, EVP_sha256(), digest, &length) != 1) {
+    return {};
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0xF]);
+  }
+  return out;
+}
+
+Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsListenerOptions& tls) {
+  const std::string& cert_file = tls.cert_file;
+  const std::string& key_file = tls.key_file;
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
@@ -145,6 +190,11 @@ Result<std::shared_ptr<ssl::context>> make_tls_context(const std::string& cert_f
   if (ec || SSL_CTX_check_private_key(native) != 1) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--tls-key " + key_file + ": " + (ec ? ec.message() : "does not match the certificate"));
+  }
+  if (tls.client_certificates != TlsListenerOptions::ClientCertificates::kNone) {
+    if (auto asked = ask_for_client_certificates(*context, tls); !asked) {
+      return tl::unexpected(asked.error());
+    }
   }
   return context;
 }
@@ -376,6 +426,7 @@ private:
         if (ec) {
           return self->close();  // a failed handshake (a protocol below TLS 1.2, a scanner)
         }
+        self->client_certificate_ = peer_certificate_sha256(self->stream_.native_handle());
         self->do_read();
       });
     } else {
@@ -551,6 +602,7 @@ private:
     request.principal = principal_;
     request.bearer = bearer_;
     request.request_id = request_id_;
+    request.client_certificate_sha256 = client_certificate_;
     for (const auto& field : req) {
       request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
     }
@@ -625,6 +677,7 @@ private:
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> res_;
   std::string principal_;  // of the request being read
+  std::string client_certificate_;  // TLS: the fingerprint of the one the client presented
   bool bearer_ = false;    // it is on a bearer path
   // The request being answered, for X-Request-Id and the access log.
   std::string request_id_;
@@ -723,7 +776,7 @@ Result<uint16_t> Server::start() {
     return port;
   }
   if (impl.options.tls) {
-    auto context = make_tls_context(impl.options.tls->cert_file, impl.options.tls->key_file);
+    auto context = make_tls_context(*impl.options.tls);
     if (!context) {
       return tl::unexpected(context.error());
     }
@@ -750,7 +803,7 @@ Status Server::reload_tls() {
   if (!impl_->options.tls) {
     return {};
   }
-  auto context = make_tls_context(impl_->options.tls->cert_file, impl_->options.tls->key_file);
+  auto context = make_tls_context(*impl_->options.tls);
   if (!context) {
     return tl::unexpected(context.error());
   }

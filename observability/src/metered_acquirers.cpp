@@ -52,6 +52,7 @@ public:
   void status(std::string key, domain::Callback<std::optional<domain::Authorization>> done) override {
     inner_.status(std::move(key), timed("status", std::move(done)));
   }
+  std::string reference(const std::string& key) const override { return inner_.reference(key); }
 
 private:
   domain::Acquirer& inner_;

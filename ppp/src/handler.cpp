@@ -12,6 +12,7 @@
 #include "idempay/base/json_writer.hpp"
 #include "idempay/acquirers/wire.hpp"
 #include "idempay/base/webhooks.hpp"
+#include "pix_notifications.hpp"
 
 namespace idempay::ppp {
 
@@ -102,11 +103,11 @@ namespace route {
 enum : int {
   kManifest, kPaymentMethods, kHealth, kHealthLive, kHealthReady, kCreatePayment, kCancel, kSettle, kRefund,
   kInbound, kInboundRequest, kPosTerminal, kStubTrigger, kAcquirerWebhook, kFlowToken, kFlowRedirect,
-  kFlowCredentials,
+  kFlowCredentials, kPixWebhook,
 };
 }  // namespace route
 
-std::vector<http::Route> ppp_routes(bool stub, bool onboarding) {
+std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix) {
   std::vector<http::Route> routes = {
       {"GET", "/manifest", route::kManifest},
       {"GET", "/payment-methods", route::kPaymentMethods},
@@ -125,6 +126,11 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding) {
   if (stub) {
     routes.push_back({"POST", "/stub/trigger", route::kStubTrigger});
   }
+  if (pix) {
+    // The PSP posts to the registered webhookUrl + "/pix"; some post to the URL itself.
+    routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}", route::kPixWebhook});
+    routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}/pix", route::kPixWebhook});
+  }
   if (onboarding) {
     routes.push_back({"POST", "/authorization/token", route::kFlowToken});
     routes.push_back({"GET", "/authorization/redirect", route::kFlowRedirect});
@@ -138,7 +144,7 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding) {
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
     : service_(service),
       options_(std::move(options)),
-      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr)) {}
+      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr, options_.pix_webhook != nullptr)) {}
 
 bool PppHandler::knows(std::string_view path) const { return routes_.knows(path); }
 
@@ -193,6 +199,8 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
       return stub_trigger(request, respond);
     case route::kAcquirerWebhook:
       return acquirer_webhook(request, respond);
+    case route::kPixWebhook:
+      return pix_webhook(params[0], params[1], request, respond);
     case route::kFlowToken:
       return flow_token(request, respond);
     case route::kFlowRedirect:
@@ -295,6 +303,33 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   event.payment_id = std::move(decoded->key);
   event.authorization = std::move(decoded->authorization);
   service_.ingest_event(std::move(event), to_responder(respond));
+}
+
+// API Pix notifications: from the PSP's pinned client certificate when the acquirer names
+// any, bounded, and only hints (pix_notifications.hpp): the PSP itself is asked.
+void PppHandler::pix_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
+                             const http::Responder& respond) {
+  constexpr size_t kMaxNotificationBytes = 64 * 1024;
+  auto settings = options_.pix_webhook(merchant, acquirer);
+  if (!settings) {
+    return respond(problem(404, "Not Found", "no such route"));  // the same as any unknown path
+  }
+  const auto& pinned = settings->certificate_sha256;
+  if (!pinned.empty() && std::find(pinned.begin(), pinned.end(), request.client_certificate_sha256) == pinned.end()) {
+    metrics::count_webhook("bad-certificate");
+    return respond(problem(403, "Forbidden", "this notification needs the PSP's client certificate"));
+  }
+  if (request.body.size() > kMaxNotificationBytes) {
+    metrics::count_webhook("too-large");
+    return respond(problem(413, "Payload Too Large", "notifications are limited to 64 KiB"));
+  }
+  auto txids = read_pix_notification(request.body);
+  if (!txids) {
+    metrics::count_webhook("malformed");
+    return respond(problem(400, "Bad Request", txids.error().message));
+  }
+  metrics::count_webhook("pix-hint");
+  confirm_pix_notification(service_, merchant, std::move(*txids), respond);
 }
 
 // POS: the terminal app posts the serial number it scanned. Public (the app has no merchant

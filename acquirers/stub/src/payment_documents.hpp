@@ -1,6 +1,6 @@
 #pragma once
-// What an acquirer hands out for asynchronous methods: Pix copy-and-paste codes (EMV BR Code)
-// with their QR image, and boleto bar codes with their typeable line.
+// Boleto bar codes with their typeable line, as the stub hands them out (its Pix codes are
+// brcode.hpp's).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -9,17 +9,6 @@
 #include "idempay/base/money.hpp"
 
 namespace idempay::acquirer {
-
-/// CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF), as the BR Code's field 63 requires.
-uint16_t crc16_ccitt(std::string_view data);
-
-/// A static Pix BR Code (EMV MPM) for `amount`, keyed by `pix_key`, with `txid` (≤ 25
-/// alphanumerics) and the CRC in field 63.
-std::string pix_code(std::string_view pix_key, std::string_view merchant_name, std::string_view city,
-                     Cents amount, std::string_view txid);
-
-/// A PNG (base64) of `text` as a QR code, error correction M, 4 px per module, 4-module margin.
-Result<std::string> qr_png_base64(std::string_view text);
 
 struct Boleto {
   std::string barcode;         ///< 44 digits

@@ -105,7 +105,7 @@ TEST(PaymentCoreTest, CreatePaymentRetriedInEveryState) {
       continue;
     }
     EXPECT_FALSE(now);
-    Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+    Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
     EXPECT_EQ(d.next, Next::kAskStatus);
     EXPECT_FALSE(d.commits());  // nothing is written before the acquirer has been asked
   }
@@ -139,7 +139,7 @@ TEST(PaymentCoreTest, ANewPaymentWritesItsIntentBeforeTheAcquirerHearsOfIt) {
   auto fp = fingerprint(request);
   Payment p = no_payment();
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));
-  Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, "route-b", config(), kNow);
+  Decision d = start_create(p, CreateArrival{request, kMerchant, fp}, AcquirerRoute{"route-b", {}}, config(), kNow);
   EXPECT_EQ(d.next, Next::kAuthorize);
   EXPECT_FALSE(d.answer);  // the caller waits for the acquirer
   const auto* intent = write_to(d, Space::kPayments);
@@ -156,13 +156,25 @@ TEST(PaymentCoreTest, ANewPaymentWritesItsIntentBeforeTheAcquirerHearsOfIt) {
   ASSERT_EQ(d.audit.size(), 2u);
   EXPECT_EQ(to_string(d.audit[0].kind), "event_received");
   EXPECT_EQ(to_string(d.audit[1].kind), "event_processing_started");
+  EXPECT_EQ(write_to(d, Space::kReferences), nullptr) << "no reference: nothing indexed";
+}
+
+TEST(PaymentCoreTest, TheNameTheAcquirerKnowsAPaymentByIsIndexedWithItsIntent) {
+  auto request = card_request();
+  auto fp = fingerprint(request);
+  Decision d = start_create(no_payment(), CreateArrival{request, kMerchant, fp},
+                            AcquirerRoute{"@pix", "bcb-pix/abc123"}, config(), kNow);
+  const auto* indexed = write_to(d, Space::kReferences);
+  ASSERT_NE(indexed, nullptr) << "in the same batch as the intent: no charge without it";
+  EXPECT_EQ(indexed->key, "bcb-pix/abc123");
+  EXPECT_EQ(indexed->value, std::optional<std::string>("pay-1"));
 }
 
 TEST(PaymentCoreTest, APosPaymentFirstAsksForItsTerminal) {
   auto request = card_request("Venda Direta Debito");
   ASSERT_TRUE(ppp::is_pos(request.payment_method));
   auto fp = fingerprint(request);
-  Decision d = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  Decision d = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
   EXPECT_EQ(d.next, Next::kEnd);  // nothing reaches the acquirer yet
   ASSERT_TRUE(d.record && d.answer);
   EXPECT_EQ(d.record->state, PaymentState::kUndefined);
@@ -184,7 +196,7 @@ TEST(PaymentCoreTest, APosPaymentFirstAsksForItsTerminal) {
 TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   auto request = card_request("Venda Direta Debito");
   auto fp = fingerprint(request);
-  Decision created = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  Decision created = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
   Payment p{"pay-1", created.record, 1};
 
   EXPECT_FALSE(answer_terminal_now(p));
@@ -198,14 +210,14 @@ TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   EXPECT_EQ(submit_terminal(p, "T-2", kNow).answer->outcome, Outcome::kConflict);
 
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));  // work is due
-  Decision charge = start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  Decision charge = start_create(p, CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
   EXPECT_EQ(charge.next, Next::kAuthorize);
   EXPECT_EQ(write_to(charge, Space::kPayments)->expected_etag, std::optional<uint64_t>(2));
   EXPECT_EQ(charge.record->pos_phase, kAwaitPos);
 
   p = Payment{"pay-1", charge.record, 3};  // crash: the charge's answer was never recorded
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));
-  EXPECT_EQ(start_create(p, CreateArrival{request, kMerchant, fp}, "", config(), kNow).next, Next::kAskStatus);
+  EXPECT_EQ(start_create(p, CreateArrival{request, kMerchant, fp}, {}, config(), kNow).next, Next::kAskStatus);
 
   EXPECT_EQ(answer_terminal_now(payment_in(PaymentState::kApproved))->answer->outcome, Outcome::kNotFound);  // not POS
   EXPECT_EQ(answer_terminal_now(no_payment())->answer->outcome, Outcome::kNotFound);
@@ -280,10 +292,10 @@ TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
   auto request = card_request();
   auto fp = fingerprint(request);
   CreateArrival arrival{request, kMerchant, fp};
-  Decision intent = start_create(no_payment(), arrival, "", config(), kNow);
+  Decision intent = start_create(no_payment(), arrival, {}, config(), kNow);
   Payment after_intent{"pay-1", intent.record, 1};  // crash before the acquirer was called
 
-  Decision retried = start_create(after_intent, arrival, "", config(), kNow);
+  Decision retried = start_create(after_intent, arrival, {}, config(), kNow);
   ASSERT_EQ(retried.next, Next::kAskStatus);
   Decision never_saw = create_status(after_intent, std::optional<domain::Authorization>(), {}, kMerchant, config(), kNow);
   EXPECT_EQ(never_saw.next, Next::kAuthorize);  // under the payment's own key, still only one
@@ -788,8 +800,8 @@ TEST(PaymentCoreTest, LegacyPaymentsBelongToTheLegacyOwner) {
 TEST(PaymentCoreTest, DecisionsDependOnlyOnTheirInputs) {
   auto request = card_request();
   auto fp = fingerprint(request);
-  auto a = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
-  auto b = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  auto a = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
+  auto b = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
   ASSERT_EQ(a.writes.size(), b.writes.size());
   for (size_t i = 0; i < a.writes.size(); ++i) {
     EXPECT_EQ(a.writes[i].key, b.writes[i].key);
@@ -818,13 +830,13 @@ Payment leased(PaymentState state, const std::string& owner, int64_t until) {
 TEST(PaymentCoreTest, TheIntentCarriesTheLeaseOfTheInstanceThatCallsTheAcquirer) {
   auto request = card_request();
   auto fp = fingerprint(request);
-  Decision shared = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", instance("a"), kNow);
+  Decision shared = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, instance("a"), kNow);
   ASSERT_TRUE(shared.record);
   EXPECT_EQ(shared.record->lease_owner, "a");
   EXPECT_EQ(shared.record->lease_until, kNow + kLease);
   EXPECT_NE(write_to(shared, Space::kPayments)->value->find(R"("leaseOwner":"a")"), std::string::npos);
   // One instance keeps no lease: not a byte more per record.
-  Decision single = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, "", config(), kNow);
+  Decision single = start_create(no_payment(), CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
   EXPECT_TRUE(single.record->lease_owner.empty());
   EXPECT_EQ(write_to(single, Space::kPayments)->value->find("lease"), std::string::npos);
 }
@@ -834,20 +846,20 @@ TEST(PaymentCoreTest, AnUnresolvedPaymentIsFollowedWhileLeasedElsewhereAndTakenO
   auto fp = fingerprint(request);
   CreateArrival arrival{request, kMerchant, fp};
   // Another instance's live lease: nobody else asks the acquirer; this request follows it.
-  Decision live = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, "", instance("a"), kNow);
+  Decision live = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, {}, instance("a"), kNow);
   EXPECT_EQ(live.next, Next::kFollow);
   EXPECT_TRUE(live.writes.empty());
   // Expired: taken over with a compare-and-swap of the record, then the status call.
-  Decision expired = start_create(leased(PaymentState::kProcessing, "b", kNow), arrival, "", instance("a"), kNow);
+  Decision expired = start_create(leased(PaymentState::kProcessing, "b", kNow), arrival, {}, instance("a"), kNow);
   EXPECT_EQ(expired.next, Next::kAskStatus);
   ASSERT_EQ(expired.writes.size(), 1u);
   EXPECT_EQ(expired.writes[0].expected_etag, kEtag);
   EXPECT_EQ(expired.record->lease_owner, "a");
   EXPECT_EQ(expired.record->lease_until, kNow + kLease);
   // Its own lease with time left: no write; one instance: leases are ignored.
-  EXPECT_TRUE(start_create(leased(PaymentState::kProcessing, "a", kNow + kLease), arrival, "", instance("a"), kNow)
+  EXPECT_TRUE(start_create(leased(PaymentState::kProcessing, "a", kNow + kLease), arrival, {}, instance("a"), kNow)
                   .writes.empty());
-  Decision single = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, "", config(), kNow);
+  Decision single = start_create(leased(PaymentState::kProcessing, "b", kNow + 1), arrival, {}, config(), kNow);
   EXPECT_EQ(single.next, Next::kAskStatus);
   EXPECT_TRUE(single.writes.empty());
   // The outcome ends the lease.

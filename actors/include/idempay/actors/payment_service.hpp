@@ -44,11 +44,11 @@ public:
 class AcquirerRoutes {
 public:
   virtual ~AcquirerRoutes() = default;
-  /// The route a new payment of `merchant` takes; `test_suite` for one created by the
-  /// gateway's homologation suite, which must never reach an acquirer that moves money. It is
-  /// stored with the payment, which keeps its acquirer (operations and status calls included)
-  /// when the configuration changes later. Empty: the default acquirer.
-  virtual std::string route_for(const std::string& merchant, bool test_suite) = 0;
+  /// The route a new payment of `merchant` by `method` takes; `test_suite` for one created by
+  /// the gateway's homologation suite, which must never reach an acquirer that moves money. It
+  /// is stored with the payment, which keeps its acquirer (operations and status calls
+  /// included) when the configuration changes later. Empty: the default acquirer.
+  virtual std::string route_for(const std::string& merchant, const std::string& method, bool test_suite) = 0;
   /// The acquirer a stored route names, called with `merchant`'s credentials there.
   virtual domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) = 0;
 };
@@ -127,6 +127,9 @@ public:
   /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
   void refresh(std::string payment_id, std::string merchant, ReplyFn reply);
+  /// The same for the payment an acquirer knows by `reference` (domain::Acquirer::reference),
+  /// when its notification names nothing else: kNotFound for a reference never indexed.
+  void refresh_by_reference(std::string reference, std::string merchant, ReplyFn reply);
 
   /// An action on the payment's acquirer side that only the payment's owner may ask for (the
   /// in-process stub's trigger): `act` runs on the payment's actor once `merchant` is known to

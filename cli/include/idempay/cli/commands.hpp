@@ -26,5 +26,9 @@ Command add_audit(CLI::App& root);
 Command add_migrate(CLI::App& root);
 /// `idempay copy-store --from URI --to URI`: a stopped connector's store into an empty one.
 Command add_copy_store(CLI::App& root);
+/// `idempay pix-psp`: a fake API Pix PSP, for tests and local trials.
+Command add_pix_psp(CLI::App& root);
+/// `idempay pix-webhook register|show|delete`: where an API Pix PSP sends its notifications.
+Command add_pix_webhook(CLI::App& root);
 
 }  // namespace idempay::cli

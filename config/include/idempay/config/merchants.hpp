@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "idempay/admin/operator_api.hpp"
+#include "idempay/config/acquirers.hpp"
 #include "idempay/http/credentials.hpp"
 #include "idempay/base/error.hpp"
 #include "idempay/base/json_read.hpp"
@@ -32,6 +33,9 @@ struct MerchantPolicy {
 struct MerchantSettings {
   std::string acquirer;          ///< "stub" or an acquirer's base URL; empty: --acquirer
   std::string acquirer_api_key;  ///< sent to that acquirer as `Authorization: Bearer ...`
+  /// Acquirers by payment method (docs/acquirers.md); a method none of them serves goes to
+  /// `acquirer`.
+  std::vector<AcquirerEntry> acquirers;
   std::string callback_app_key;  ///< VTEX credentials for this merchant's callbacks
   std::string callback_app_token;
   TestSuitePolicy test_suite = TestSuitePolicy::kRoute;

@@ -34,6 +34,9 @@ struct AuthorizeCall {
   std::string terminal_serial;  ///< POS: the terminal that takes the card
   int64_t installments = 1;
   std::string shopper_interaction;
+  /// How long an asynchronous method's document may be paid (the method's delay to cancel):
+  /// a Pix charge expires then.
+  int64_t payable_for_seconds = 0;
   ppp::OrderData order;                    ///< buyer, addresses, items, device: anti-fraud data
   std::vector<ppp::Recipient> recipients;  ///< split on authorization
   CardSecret card;
@@ -92,6 +95,12 @@ public:
   virtual void operate(OperationCall call, Callback<OperationOutcome> done) = 0;
   /// The authorization recorded under `key`; nullopt if the acquirer never saw that key.
   virtual void status(std::string key, Callback<std::optional<Authorization>> done) = 0;
+  /// The name this acquirer knows the payment of `key` by, when its notifications name only
+  /// that (API Pix: the txid), as a key of the connector's reference index; empty: none.
+  virtual std::string reference(const std::string& key) const {
+    (void)key;
+    return {};
+  }
 };
 
 /// True if the authorization goes through the Secure Proxy: a proxy URL and a card token.

@@ -16,11 +16,13 @@ struct Space {
   static constexpr storage::Keyspace kAudit{6};
   static constexpr storage::Keyspace kMeta{7};
   static constexpr storage::Keyspace kRecovery{8};  ///< what start-up recovery must look at
+  /// The names acquirers know payments by (AcquirerRoute::reference) -> paymentId
+  static constexpr storage::Keyspace kReferences{9};
 };
 
 /// The names of the keyspaces above, in their order: what every store of the connector opens.
 inline storage::KeyspaceNames keyspace_names() {
-  return {"payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta", "recovery"};
+  return {"payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta", "recovery", "references"};
 }
 
 /// The keyspaces whose point reads only look up keys that exist: an audit chain's head is

@@ -201,11 +201,19 @@ struct CreateArrival {
 /// payment with nothing left to do (its stored answer, byte for byte).
 std::optional<Decision> answer_create_now(const Payment& p, const CreateArrival& a, const CoreConfig& config);
 
+/// The acquirer a new payment goes to: its route (kept with the payment for good), and the
+/// name that acquirer will know the payment by when not its paymentId (Acquirer::reference),
+/// indexed with the intent so that the acquirer's notifications find the payment.
+struct AcquirerRoute {
+  std::string name;
+  std::string reference;
+};
+
 /// At its turn: a new payment writes its intent (put-if-absent) and then authorizes, or, for
 /// POS, asks for the terminal; a POS payment whose terminal is known starts its charge; an
 /// unresolved one asks the acquirer what it did under the payment's key. `route` is the
-/// acquirer route a new payment of this merchant takes.
-Decision start_create(const Payment& p, const CreateArrival& a, const std::string& route, const CoreConfig& config,
+/// acquirer a new payment of this merchant and method takes.
+Decision start_create(const Payment& p, const CreateArrival& a, const AcquirerRoute& route, const CoreConfig& config,
                       int64_t now);
 
 /// Who must hear of an authorization outcome by callback: whoever heard "undefined", or

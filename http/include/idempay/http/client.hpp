@@ -37,7 +37,15 @@ struct OutboundRequest {
 struct ClientOptions {
   /// Extra PEM CA file trusted besides the system store (tests, private PKI). Default: none
   std::string extra_ca_file;
+  /// Mutual TLS: the certificate (PEM, with its chain) and private key this client presents
+  /// to servers that ask for one. Default: none
+  std::string client_cert_file;
+  std::string client_key_file;
 };
+
+/// Whether `options`' files load (readable PEM, a key that matches its certificate): the
+/// Client itself cannot refuse them, so configurations check them here first.
+Status check_client_options(const ClientOptions& options);
 
 /// Asynchronous HTTP/1.1 client on its own I/O thread. Every call calls back exactly once,
 /// from the client's thread. Redirects are never followed (a 3xx is returned as is).

@@ -31,6 +31,9 @@ struct Request {
   std::string principal;  ///< the authenticated merchant's (or bearer's) name; empty on public routes
   bool bearer = false;    ///< the principal presented a bearer token (ServerOptions::bearer_prefix)
   std::string request_id;  ///< the caller's X-Request-Id if it is a safe one, else generated
+  /// The SHA-256 (lower-case hex, of its DER) of the certificate the client presented on a TLS
+  /// listener that asks for one (TlsListenerOptions::client_certificates); empty: none.
+  std::string client_certificate_sha256;
 
   /// Value of the header named `lower_name`, empty if absent.
   std::string_view header(std::string_view lower_name) const;
@@ -102,6 +105,12 @@ struct TlsListenerOptions {
   uint16_t port = 443;       ///< 0 picks a free port
   std::string cert_file;     ///< PEM: the certificate and its chain
   std::string key_file;      ///< PEM: its private key
+  /// kRequest: clients are asked for a certificate, any is accepted (none too), and its
+  /// fingerprint reaches the handler (Request::client_certificate_sha256), which pins the ones
+  /// it trusts. kRequire: mutual TLS, a certificate signed by `client_ca_file` or no handshake.
+  enum class ClientCertificates : uint8_t { kNone, kRequest, kRequire };
+  ClientCertificates client_certificates = ClientCertificates::kNone;
+  std::string client_ca_file;  ///< PEM: kRequire's CAs
 };
 
 struct ServerOptions {

@@ -14,8 +14,8 @@ class MeteredAcquirerRoutes final : public actors::AcquirerRoutes {
 public:
   /// `inner` must outlive this.
   explicit MeteredAcquirerRoutes(actors::AcquirerRoutes& inner) : inner_(inner) {}
-  std::string route_for(const std::string& merchant, bool test_suite) override {
-    return inner_.route_for(merchant, test_suite);
+  std::string route_for(const std::string& merchant, const std::string& method, bool test_suite) override {
+    return inner_.route_for(merchant, method, test_suite);
   }
   domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 

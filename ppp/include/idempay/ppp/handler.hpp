@@ -16,7 +16,7 @@ namespace idempay::ppp {
 /// The PPP routes: GET /manifest, GET /payment-methods, POST /payments,
 /// POST /payments/{paymentId}/{cancellations|settlements|refunds}, the inbound routes
 /// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
-/// POST /webhooks/acquirer, and the configuration flow (POST /authorization/token, GET
+/// POST /webhooks/acquirer, API Pix PSPs' notifications on POST /webhooks/bcb-pix/..., and the configuration flow (POST /authorization/token, GET
 /// /authorization/redirect, GET /authorization/credentials). Parses and validates with
 /// protocol/, hands the payment to the PaymentService, answers through the responder.
 struct PppHandlerOptions {
@@ -36,6 +36,11 @@ struct PppHandlerOptions {
   config::Manifest manifest = config::default_manifest();
   /// The configuration flow (/authorization/*); null: its routes do not exist.
   Onboarding* onboarding = nullptr;
+  /// A merchant's API Pix acquirer's notification settings (whose client certificates may
+  /// call), nullopt when the merchant has no API Pix acquirer of that name. Null: the routes
+  /// POST /webhooks/bcb-pix/{merchant}/{acquirer}[/pix] do not exist.
+  std::function<std::optional<config::PixWebhookSettings>(const std::string& merchant, const std::string& acquirer)>
+      pix_webhook;
 };
 
 /// The header the gateway's homologation suite marks its requests with.
@@ -53,6 +58,8 @@ private:
   void operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,
                const http::Responder& respond);
   void acquirer_webhook(http::Request& request, const http::Responder& respond);
+  void pix_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
+                   const http::Responder& respond);
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);
