@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what idempay needs, from Debian's archive only, for one purpose:
+# Installs what idempay needs, from Debian's archive (and, for the tests' Prism, the npm
+# registry), for one purpose:
 #   scripts/install-deps.sh build   to build and run the connector (scripts/run.sh)
 #   scripts/install-deps.sh test    that, and the test and benchmark tools (scripts/test.sh,
 #                                   bench/run.sh, .ci/run): PostgreSQL, nginx, haproxy, wrk,
-#                                   spin, clang for the fuzzers, Chromium for the console test
+#                                   spin, clang for the fuzzers, Chromium for the console test,
+#                                   Stoplight Prism (npm) for the Pix tests
 # --print lists the profile's packages instead of installing them.
 set -euo pipefail
 profile=${1:-test}
@@ -32,10 +34,21 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm run Stoplight Prism (the Pix tests' validating proxy): Debian's, unless the
+# machine has its own.
+if [[ "$profile" == test ]] && ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]})); then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   echo "installing: ${missing[*]}"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Stoplight Prism at the version tests/tools/package-lock.json pins, from the npm registry.
+tools="$(cd "$(dirname "$0")/.." && pwd)/tests/tools"
+if [[ "$profile" == test && ! -x "$tools/node_modules/.bin/prism" ]]; then
+  echo "installing Stoplight Prism into tests/tools"
+  (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -403,8 +403,24 @@ void PaymentActor::call_operation(PendingOperation op) {
                                                         me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
                                                       };
                                                     }
+                                                    bool look_again = me->refused_cancel_of_undefined(op, r);
                                                     me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
+                                                    if (look_again) {
+                                                      me->look_again();
+                                                    }
                                                   }));
+}
+
+// An acquirer that refuses to cancel a payment it has not told the outcome of has usually
+// completed it meanwhile (a Pix paid, a boleto settled): what became of it is asked at once,
+// so that the gateway hears the outcome instead of a cancellation that did not happen.
+bool PaymentActor::refused_cancel_of_undefined(const PendingOperation& op, const Result<domain::OperationOutcome>& r) const {
+  return op.request.kind == ppp::OperationKind::kCancel && r && !r->succeeded && !r->pending && !r->manual &&
+         payment_.record && record().state == PaymentState::kUndefined;
+}
+
+void PaymentActor::look_again() {
+  self_->send(self_, refresh_atom::value, RefreshCommand{id(), owner_of(record(), ctx_.core), ReplySink()});
 }
 
 void PaymentActor::finish() {

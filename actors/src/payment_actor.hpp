@@ -177,6 +177,9 @@ private:
   void perform(Decision d);
 
   void call_authorize();
+  bool refused_cancel_of_undefined(const PendingOperation& op, const Result<domain::OperationOutcome>& r) const;
+  // Asks the acquirer what became of the payment, as a refresh nobody waits for.
+  void look_again();
   void ask_status();
   // A Create Payment waiting for the acquirer: past ctx_.answer_deadline its callers hear
   // `undefined`, and the outcome goes out by callback. The directory's sweeper keeps the time.

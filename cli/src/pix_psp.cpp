@@ -23,6 +23,7 @@ struct PspConfig {
   int64_t token_lifetime_s = 3600;
   std::vector<std::string> pix_keys;
   int64_t refund_delay_ms = 0;
+  int64_t latency_ms = 0;
   std::string webhook_cert;
   std::string webhook_key;
   std::string webhook_ca;
@@ -43,6 +44,7 @@ int run(const PspConfig& config) {
   options.token_lifetime = std::chrono::seconds(config.token_lifetime_s);
   options.pix_keys = config.pix_keys;
   options.refund_delay = std::chrono::milliseconds(config.refund_delay_ms);
+  options.latency = std::chrono::milliseconds(config.latency_ms);
   options.webhook_tls = {config.webhook_ca, config.webhook_cert, config.webhook_key};
   if (auto tls = http::check_client_options(options.webhook_tls); !tls) {
     spdlog::error("--webhook-cert/--webhook-key/--webhook-ca: {}", tls.error().message);
@@ -101,6 +103,8 @@ Command add_pix_psp(CLI::App& root) {
       ->check(CLI::Range(int64_t{1}, int64_t{86'400}))->capture_default_str();
   c->add_option("--pix-key", config->pix_keys, "a Pix key charges may name (repeatable; none: any)");
   c->add_option("--refund-delay-ms", config->refund_delay_ms, "how long a devolucao stays EM_PROCESSAMENTO")
+      ->capture_default_str();
+  c->add_option("--latency-ms", config->latency_ms, "hold every answer this long after doing what was asked")
       ->capture_default_str();
   c->add_option("--webhook-cert", config->webhook_cert, "client certificate presented with notifications");
   c->add_option("--webhook-key", config->webhook_key, "its private key");

@@ -474,6 +474,8 @@ struct PixPsp::State {
     return std::move(w).take();
   }
 
+  http::Response answer(const http::Request& request);
+
   void count(const http::Request& request, std::string_view pattern) {
     std::lock_guard lock(mutex);
     ++requests[request.method + " " + std::string(pattern)];
@@ -486,35 +488,35 @@ PixPsp::~PixPsp() = default;
 Result<std::string> PixPsp::pay(const std::string& txid) { return state_->pay(txid); }
 std::string PixPsp::ledger_json() const { return state_->ledger(); }
 
-void PixPsp::handle(http::Request request, http::Responder respond) {
-  State& s = *state_;
+http::Response PixPsp::State::answer(const http::Request& request) {
+  State& s = *this;
   auto found = s.table.find(request.method, request.path);
   if (!found.match) {
-    return respond(problem(found.allow.empty() ? 404 : 405, "NaoEncontrado", "Not found", "no such route"));
+    return (problem(found.allow.empty() ? 404 : 405, "NaoEncontrado", "Not found", "no such route"));
   }
   const auto& p = found.match->params;
   const int id = found.match->id;
   s.count(request, found.match->pattern);
   bool api = id == route::kCharge || id == route::kPix || id == route::kRefund || id == route::kWebhook;
   if (api && !s.authorized(request)) {
-    return respond(problem(401, "AcessoNegado", "Unauthorized", "a valid bearer access token is required"));
+    return (problem(401, "AcessoNegado", "Unauthorized", "a valid bearer access token is required"));
   }
   switch (id) {
     case route::kToken:
-      return respond(s.issue_token(request));
+      return (s.issue_token(request));
     case route::kCharge:
-      return respond(request.method == "PUT"     ? s.put_charge(p[0], request.body)
+      return (request.method == "PUT"     ? s.put_charge(p[0], request.body)
                      : request.method == "PATCH" ? s.patch_charge(p[0], request.body)
                                                  : s.get_charge(p[0]));
     case route::kPix:
-      return respond(s.get_pix(p[0]));
+      return (s.get_pix(p[0]));
     case route::kRefund:
-      return respond(request.method == "PUT" ? s.put_refund(p[0], p[1], request.body) : s.get_refund(p[0], p[1]));
+      return (request.method == "PUT" ? s.put_refund(p[0], p[1], request.body) : s.get_refund(p[0], p[1]));
     case route::kWebhook:
-      return respond(s.webhook(request.method, p[0], request.body));
+      return (s.webhook(request.method, p[0], request.body));
     case route::kPay: {
       auto paid = s.pay(p[0]);
-      return respond(paid ? json(200, "{\"endToEndId\":\"" + *paid + "\"}")
+      return (paid ? json(200, "{\"endToEndId\":\"" + *paid + "\"}")
                           : problem(paid.error().code == ErrorCode::kNotFound ? 404 : 409, "Recusado", "Refused",
                                     paid.error().message));
     }
@@ -525,27 +527,37 @@ void PixPsp::handle(http::Request request, http::Responder respond) {
       std::lock_guard lock(s.mutex);
       auto it = s.charges.find(p[0]);
       if (it == s.charges.end() || seconds <= 0) {
-        return respond(problem(404, "CobNaoEncontrado", "Not found", "no such charge, or no positive seconds"));
+        return (problem(404, "CobNaoEncontrado", "Not found", "no such charge, or no positive seconds"));
       }
       it->second.created_ms -= seconds * 1000;
-      return respond(json(200, R"({"aged":true})"));
+      return (json(200, R"({"aged":true})"));
     }
     case route::kEndRefund: {
       auto doc = JsonValue::parse(request.body);
       std::string status = doc ? doc->string_or("status") : "";
       bool known = status == "DEVOLVIDO" || status == "NAO_REALIZADO";
       bool ended = known && s.end_refund(p[0], p[1], status);
-      return respond(ended ? json(200, R"({"ended":true})")
+      return (ended ? json(200, R"({"ended":true})")
                            : problem(409, "Recusado", "Refused", "no such devolucao in processing, or an unknown status"));
     }
     case route::kExpireTokens: {
       std::lock_guard lock(s.mutex);
       s.tokens.clear();
-      return respond(json(200, R"({"expired":true})"));
+      return (json(200, R"({"expired":true})"));
     }
     case route::kLedger:
-      return respond(json(200, s.ledger()));
+      return (json(200, s.ledger()));
   }
+}
+
+
+void PixPsp::handle(http::Request request, http::Responder respond) {
+  http::Response response = state_->answer(request);
+  if (state_->options.latency.count() == 0) {
+    return respond(std::move(response));
+  }
+  // Done now, answered later: a client that dies meanwhile never learns what it did.
+  state_->later(state_->options.latency, [respond, response = std::move(response)]() mutable { respond(std::move(response)); });
 }
 
 }  // namespace idempay::acquirer

@@ -2,6 +2,7 @@
 // operators, per-merchant settings, warnings), the manifest, and where the store is.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "idempay/config/manifest.hpp"
@@ -73,6 +74,68 @@ TEST(MerchantsFileTest, AFileWithAnErrorIsRefusedWholeNamingThePlace) {
     ASSERT_FALSE(file) << text;
     EXPECT_NE(file.error().message.find(named), std::string::npos) << file.error().message;
   }
+}
+
+TEST(MerchantsFileTest, AcquirersByMethodEachOfAKindWithItsOwnFields) {
+  testing::TempDir dir;
+  auto secret = write_file(dir, "psp-secret", "s3cret\n");
+  auto path = write_file(dir, "m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": ")" + kLongToken + R"(",
+      "acquirers": [
+        {"name": "pix", "kind": "bcb-pix", "methods": ["Pix"], "baseUrl": "https://pix.psp.example/api/v2",
+         "tokenUrl": "https://pix.psp.example/oauth/token", "clientId": "id", "clientSecretFile": ")" + secret + R"(",
+         "pixKey": "7d9f0335-8dcc-4054-9bf9-0dbd61d36906", "timeoutMs": 3000,
+         "webhookCertificateSha256": ["AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89"]},
+        {"name": "cards", "kind": "http", "url": "https://acquirer.example", "apiKey": "key", "methods": ["Visa"]},
+        {"name": "rest", "kind": "stub"}]}]})");
+  auto file = load_merchant_file(path);
+  ASSERT_TRUE(file) << file.error().message;
+  const auto& acquirers = file->settings.at("shop").acquirers;
+  ASSERT_EQ(acquirers.size(), 3u);
+  EXPECT_EQ(acquirers[0].pix.client_secret, "s3cret") << "read from its file, without the newline";
+  EXPECT_EQ(acquirers[0].pix.timeout, std::chrono::milliseconds(3000));
+  EXPECT_EQ(acquirers[0].pix_webhook.certificate_sha256[0], "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+  EXPECT_EQ(acquirer_for(acquirers, "Pix")->name, "pix");
+  EXPECT_EQ(acquirer_for(acquirers, "Visa")->name, "cards");
+  EXPECT_EQ(acquirer_for(acquirers, "Mastercard")->name, "rest") << "the entry without methods takes the others";
+  EXPECT_EQ(named_route("pix"), "@pix");
+  EXPECT_EQ(route_name("@pix"), "pix");
+  EXPECT_EQ(route_name("https://acquirer.example"), "");
+}
+
+TEST(MerchantsFileTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
+  testing::TempDir dir;
+  const std::string pix = R"("kind": "bcb-pix", "baseUrl": "https://p.example", "tokenUrl": "https://p.example/t",
+                              "clientId": "i", "clientSecret": "s", "pixKey": "k")";
+  const std::pair<std::string, const char*> cases[] = {
+      {R"([{"name": "a", "kind": "ftp"}])", "kind must be"},
+      {R"([{"name": "a b", "kind": "stub"}])", "name is required"},
+      {R"([{"name": "a", "kind": "stub"}, {"name": "a", "kind": "stub", "methods": ["Pix"]}])", "used twice"},
+      {R"([{"name": "a", "kind": "stub"}, {"name": "b", "kind": "stub"}])", "only one acquirer may leave out methods"},
+      {R"([{"name": "a", "kind": "stub", "methods": ["Pix"]}, {"name": "b", "kind": "stub", "methods": ["Pix"]}])",
+       "served by two acquirers"},
+      {R"([{"name": "a", "kind": "stub", "methods": ["Bitcoin"]}])", "not a payment method"},
+      {R"([{"name": "a", "kind": "http"}])", "url is required"},
+      {R"([{"name": "a", "kind": "stub", "url": "https://x.example"}])", "unknown field"},
+      {"[{\"name\": \"a\", " + pix + R"(, "methods": ["Visa"]}])", "serves Pix only"},
+      {"[{\"name\": \"a\", " + pix + R"(, "certificateFile": "/nonexistent.pem", "keyFile": "/nonexistent.key"}])",
+       "client certificate"},
+      {"[{\"name\": \"a\", " + pix + R"(, "webhookCertificateSha256": ["abc"]}])", "64 hex digits"},
+      {"[{\"name\": \"a\", " + pix + R"(, "timeoutMs": 5}])", "timeoutMs"},
+      {R"([{"name": "a", "kind": "bcb-pix", "baseUrl": "https://p.example", "tokenUrl": "https://p.example/t",
+           "clientId": "i", "pixKey": "k"}])", "clientSecret"},
+  };
+  for (const auto& [list, named] : cases) {
+    std::string text = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirers": )" + list + "}]}";
+    auto file = load_merchant_file(write_file(dir, "bad.json", text));
+    ASSERT_FALSE(file) << list;
+    EXPECT_NE(file.error().message.find(named), std::string::npos) << file.error().message;
+    EXPECT_NE(file.error().message.find("merchants[0]"), std::string::npos) << "the place is named";
+  }
+  std::string both = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirer": "stub",
+                          "acquirers": [{"name": "a", "kind": "stub"}]}]})";
+  auto file = load_merchant_file(write_file(dir, "both.json", both));
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message.find("keep one"), std::string::npos);
 }
 
 TEST(ManifestTest, TheDefaultOffersEveryMethodUnsplitAndAFileChoosesTerms) {

@@ -29,6 +29,8 @@ struct PixPspOptions {
   /// Notifications: the client certificate presented and the CA that verifies the receiver.
   http::ClientOptions webhook_tls;
   int webhook_attempts = 5;
+  /// Every answer is held this long after the request was carried out (crash tests).
+  std::chrono::milliseconds latency{0};
   std::chrono::milliseconds webhook_retry_base{200};
 };
 
