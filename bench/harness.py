@@ -10,6 +10,8 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   settle     settlements with new requestIds over 1,000 approved payments
   half       Create Payment paced at half the create rate: the latency a loaded service shows
   latency    Create Payment with the stub at 100 ms latency and 1,000 connections
+  pix        Pix Create Payment through the API Pix adapter against the fake PSP (idempay
+             pix-psp), next to Create Payment with the in-process stub
   webhooks   signed acquirer webhooks approving pending payments, each verified and applied
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
@@ -194,12 +196,14 @@ def manifest_supported(binary):
 
 
 class Idempay(Process):
-    def __init__(self, binary, work, name, extra=(), data_dir=None):
+    def __init__(self, binary, work, name, extra=(), data_dir=None, acquirers=None):
         self.dir = work / name
         self.dir.mkdir(exist_ok=True)
         self.data_dir = data_dir or self.dir / "data"
-        (self.dir / "credentials.json").write_text(json.dumps({"merchants": [
-            {"name": "bench", "appKey": KEY, "appToken": TOKEN}]}))
+        merchant = {"name": "bench", "appKey": KEY, "appToken": TOKEN}
+        if acquirers:
+            merchant["acquirers"] = acquirers
+        (self.dir / "credentials.json").write_text(json.dumps({"merchants": [merchant]}))
         # The storefront body is a marketplace order: its recipients split Visa on authorization.
         (self.dir / "manifest.json").write_text(json.dumps({"paymentMethods": [
             {"name": name, "allowsSplit": "onAuthorize" if name == "Visa" else "disabled"} for name in METHODS]}))
@@ -388,6 +392,35 @@ def latency_rounds(binary, work, opts, runs):
     slow.stop()
 
 
+def pix_rounds(binary, work, opts, runs):
+    """Pix Create Payment through the API Pix adapter against the fake PSP (idempay pix-psp,
+    plain HTTP, on the same cores), next to Create Payment with the in-process stub, in
+    alternation, each from an idle server. Each Pix payment is a PUT /cob at the PSP (and one
+    token for all of them) before its answer."""
+    secret = work / "psp-secret"
+    secret.write_text("bench-psp-secret\n")
+    psp_port = free_port()
+    psp = Process([str(binary), "pix-psp", "--plain-listen", f"127.0.0.1:{psp_port}", "--client-secret-file",
+                   str(secret)], work / "pix-psp.log", psp_port)
+    base = f"http://127.0.0.1:{psp_port}"
+    pix = Idempay(binary, work, "pix", acquirers=[{
+        "name": "psp", "kind": "bcb-pix", "methods": ["Pix"], "baseUrl": base, "tokenUrl": base + "/oauth/token",
+        "clientId": "idempay", "clientSecretFile": str(secret), "pixKey": "bench-pix-key"}])
+    stub = Idempay(binary, work, "pix-next-to-stub")
+    for r in range(opts.rounds):
+        stub.wait_idle()
+        runs["stub_create"].append(wrk(f"{stub.url}/payments", opts.duration, opts.connections,
+                                       "create_distinct.lua", [f"run=k{r}"]))
+        pix.wait_idle()
+        psp.wait_idle()
+        runs["pix_create"].append(wrk(f"{pix.url}/payments", opts.duration, opts.connections,
+                                      "create_distinct.lua", [f"run=x{r}", "body=pix"]))
+    pix.stop()
+    stub.stop()
+    psp.proc.terminate()
+    psp.proc.wait(timeout=60)
+
+
 def signed_event(payment_id, index):
     msg_id, ts = f"evt_bench_{index}", str(int(time.time()))
     body = json.dumps({"type": "authorization.updated", "data": {
@@ -566,6 +599,8 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
           ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
           ("latency", "Create Payment, stub 100 ms, 1000 conn."),
+          ("stub_create", "Create Payment, in-process stub (next to Pix)"),
+          ("pix_create", "Pix Create Payment, API Pix adapter, fake PSP"),
           ("pg_create", "Create Payment on PostgreSQL, 1 instance"),
           ("pg_create_2", "Create Payment on PostgreSQL, 2 instances"),
           ("pg_create_3", "Create Payment on PostgreSQL, 3 instances"),
@@ -708,7 +743,7 @@ def main():
     ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: "
-                         "throughput,observability,latency,webhooks,memory,growth,sustained,postgresql")
+                         "throughput,observability,latency,pix,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--keep-work", action="store_true", help="keep the servers' data and logs for a look afterwards")
@@ -737,6 +772,9 @@ def main():
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
+        if "pix" not in skip:
+            print("Pix through the API Pix adapter and the fake PSP, next to the stub", flush=True)
+            pix_rounds(opts.binary, work, opts, runs)
         if "webhooks" not in skip:
             print("webhooks and callbacks", flush=True)
             webhook_rounds(opts.binary, work, opts, extra)

@@ -78,6 +78,15 @@ function M.create_body(id, card, callback)
   return string.format(template, id, id, callback or M.default_callback, card or M.approved_card)
 end
 
+local pix_template = '{"paymentId":"%s","transactionId":"tx-%s","reference":"ref","orderId":"order",'
+  .. '"paymentMethod":"Pix","value":31.9,"currency":"BRL","installments":1,"callbackUrl":"%s",'
+  .. '"miniCart":{"buyer":{"firstName":"John","lastName":"Doe","document":"01234567890","documentType":"CPF"}}}'
+
+-- A Pix Create Payment (no card; the buyer becomes the charge's debtor).
+function M.pix_create_body(id, callback)
+  return string.format(pix_template, id, id, callback or M.default_callback)
+end
+
 -- A Create Payment as a storefront sends it (about 2.3 KB): buyer, addresses, items and
 -- merchant settings, as the sustained scenarios use.
 local full_template = '{"reference":"1072430428324","orderId":"v1072430428ltc-%s","shopperInteraction":"ecommerce",'

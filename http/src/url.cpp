@@ -198,6 +198,21 @@ bool is_safe_target(std::string_view target) {
          is_uri_text(target);
 }
 
+std::string percent_encoded(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 0xF]};
+    }
+  }
+  return out;
+}
+
 bool is_safe_header_value(std::string_view value) {
   for (char c : value) {
     auto u = static_cast<unsigned char>(c);

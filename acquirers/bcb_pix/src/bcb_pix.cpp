@@ -91,7 +91,11 @@ Authorization authorization_of(const pix::Charge& charge, const std::string& txi
 class BcbPixAcquirer final : public Acquirer {
 public:
   explicit BcbPixAcquirer(BcbPixOptions options)
-      : options_(std::move(options)), client_(options_.tls), tokens_(client_, options_) {}
+      : options_(std::move(options)),
+        client_(std::make_unique<http::Client>(options_.tls)),
+        tokens_(*client_, options_) {}
+  // The client's thread stops first: none of its callbacks may reach a token source gone.
+  ~BcbPixAcquirer() override { client_.reset(); }
 
   void authorize(AuthorizeCall call, Callback<Authorization> done) override;
   void operate(OperationCall call, Callback<OperationOutcome> done) override;
@@ -116,7 +120,7 @@ private:
   void read_back_refund(const std::string& path, Cents amount, std::string refusal, Callback<OperationOutcome> done);
 
   BcbPixOptions options_;
-  http::Client client_;
+  std::unique_ptr<http::Client> client_;
   TokenSource tokens_;
 };
 
@@ -138,7 +142,7 @@ void BcbPixAcquirer::call(std::string method, std::string path, std::string body
     r.total_timeout = options_.timeout;
     r.max_response_bytes = 256 * 1024;
     r.allow_private = true;  // the PSP is the operator's configuration, not a request's
-    client_.send(std::move(r), [this, method = std::move(method), path = std::move(path), body = std::move(body),
+    client_->send(std::move(r), [this, method = std::move(method), path = std::move(path), body = std::move(body),
                                 done = std::move(done), retried, used = *token](Result<http::ClientResponse> answer) mutable {
       if (answer && answer->status == 401 && !retried) {
         tokens_.forget(used);

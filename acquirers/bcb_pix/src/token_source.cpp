@@ -9,21 +9,6 @@ namespace idempay::acquirer {
 
 namespace {
 
-// application/x-www-form-urlencoded, for the scope list.
-std::string form_encoded(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-                 c == '_' || c == '~';
-    if (plain) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += {'%', kHex[c >> 4], kHex[c & 0xF]};
-    }
-  }
-  return out;
-}
 
 // An OAuth2 token answer (RFC 6749 section 5.1): the token and how long it lasts.
 Result<std::pair<std::string, std::chrono::seconds>> read_token(const http::ClientResponse& r) {
@@ -86,7 +71,7 @@ void TokenSource::fetch() {
       {"accept", "application/json"}};
   request.body = "grant_type=client_credentials";
   if (!options_.scope.empty()) {
-    request.body += "&scope=" + form_encoded(options_.scope);
+    request.body += "&scope=" + http::percent_encoded(options_.scope);
   }
   request.connect_timeout = options_.timeout;
   request.total_timeout = options_.timeout;

@@ -10,21 +10,6 @@ namespace idempay::acquirer {
 
 namespace {
 
-// A path segment percent-encoded: a Pix key may be an e-mail address or a +55 phone number.
-std::string segment(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-                 c == '_' || c == '~';
-    if (plain) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += {'%', kHex[c >> 4], kHex[c & 0xF]};
-    }
-  }
-  return out;
-}
 
 // One call to /webhook/{chave} with a fresh token, waited for.
 Result<http::ClientResponse> webhook_call(const BcbPixOptions& options, std::string method, std::string body) {
@@ -37,7 +22,7 @@ Result<http::ClientResponse> webhook_call(const BcbPixOptions& options, std::str
     }
     http::OutboundRequest r;
     r.method = method;
-    r.url = options.base_url + "/webhook/" + segment(options.pix_key);
+    r.url = options.base_url + "/webhook/" + http::percent_encoded(options.pix_key);
     r.headers = {{"authorization", "Bearer " + *token}, {"accept", "application/json"}};
     if (!body.empty()) {
       r.headers.push_back({"content-type", "application/json"});

@@ -75,9 +75,12 @@ http::Response json(unsigned status, std::string body) { return http::Response(s
 }  // namespace
 
 struct PixPsp::State {
-  explicit State(PixPspOptions o) : options(std::move(o)), client(options.webhook_tls), table(routes()) {
+  explicit State(PixPspOptions o)
+      : options(std::move(o)), client(std::make_unique<http::Client>(options.webhook_tls)), table(routes()) {
     worker = std::thread([this] { run_due(); });
   }
+  // The worker stops first (its jobs send through the client), then the client's thread (its
+  // callbacks use the state), before any member goes.
   ~State() {
     {
       std::lock_guard lock(mutex);
@@ -85,10 +88,11 @@ struct PixPsp::State {
     }
     wake.notify_one();
     worker.join();
+    client.reset();
   }
 
   PixPspOptions options;
-  http::Client client;
+  std::unique_ptr<http::Client> client;
   http::RouteTable table;
 
   mutable std::mutex mutex;  // guards what follows
@@ -427,7 +431,7 @@ struct PixPsp::State {
     r.body = body;
     r.allow_private = true;  // a fake PSP for loopback tests and local trials
     r.total_timeout = std::chrono::milliseconds(5'000);
-    client.send(std::move(r), [this, key, body, attempt](Result<http::ClientResponse> answer) {
+    client->send(std::move(r), [this, key, body, attempt](Result<http::ClientResponse> answer) {
       bool delivered = answer && answer->status / 100 == 2;
       if (delivered || attempt >= options.webhook_attempts) {
         std::lock_guard lock(mutex);

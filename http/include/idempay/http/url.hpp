@@ -29,6 +29,10 @@ struct Url {
 /// URI characters (what Url::parse accepts after the authority).
 bool is_safe_target(std::string_view target);
 
+/// `text` percent-encoded but for RFC 3986's unreserved characters (letters, digits, "-._~"):
+/// fit for a path segment and for a form or query value.
+std::string percent_encoded(std::string_view text);
+
 /// True if `value` can be sent as a header value: no CR, LF, NUL or other control
 /// character except horizontal tab.
 bool is_safe_header_value(std::string_view value);
