@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
 
   const cli::Command commands[] = {app::add_serve(root),      cli::add_acquirer_stub(root), cli::add_deliveries(root),
                                    cli::add_inspect(root),    cli::add_audit(root),         cli::add_migrate(root),
-                                   cli::add_copy_store(root), cli::add_pix_psp(root),  cli::add_pix_webhook(root)};
+                                   cli::add_copy_store(root), cli::add_pix_psp(root), cli::add_pix_webhook(root),
+                                   cli::add_adyen_fake(root)};
   CLI11_PARSE(root, argc, argv);
   cli::configure_logging(log_format, log_level);
   for (const auto& command : commands) {

@@ -112,6 +112,9 @@ std::string settings_digest(const std::string& merchant, const config::AcquirerE
                     e.api_key + '\n' + p.base_url + '\n' + p.token_url + '\n' + p.client_id + '\n' + p.client_secret +
                     '\n' + p.scope + '\n' + p.tls.client_cert_file + '\n' + p.tls.client_key_file + '\n' +
                     p.tls.extra_ca_file + '\n' + p.pix_key + '\n' + std::to_string(p.timeout.count());
+  const auto& a = e.adyen;
+  all += '\n' + a.base_url + '\n' + a.api_key + '\n' + a.merchant_account + '\n' + a.return_url + '\n' +
+         std::to_string(a.timeout.count());
   return crypto::to_hex(crypto::sha256(all));
 }
 
@@ -131,9 +134,7 @@ domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, s
   }
   auto& slot = named_[settings_digest(merchant, *entry)];
   if (!slot) {
-    slot = entry->kind == config::AcquirerKind::kBcbPix
-               ? acquirer::make_bcb_pix_acquirer(entry->pix)
-               : acquirer::make_http_acquirer(entry->url, defaults_.timeout, entry->api_key, defaults_.secure_proxy);
+    slot = make_named(*entry);
     if (!slot) {
       spdlog::error("acquirer {} of merchant {} is not valid; calls to it fail", name, merchant);
       return *unreachable_;
@@ -142,12 +143,27 @@ domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, s
   return *slot;
 }
 
-std::shared_ptr<const config::AcquirerEntry> MerchantDirectory::pix_acquirer(const std::string& merchant,
-                                                                            std::string_view name) const {
+std::unique_ptr<domain::Acquirer> MerchantDirectory::make_named(const config::AcquirerEntry& entry) const {
+  switch (entry.kind) {
+    case config::AcquirerKind::kBcbPix:
+      return acquirer::make_bcb_pix_acquirer(entry.pix);
+    case config::AcquirerKind::kAdyen: {
+      acquirer::AdyenOptions options = entry.adyen;
+      options.secure_proxy = defaults_.secure_proxy;
+      return acquirer::make_adyen_acquirer(std::move(options));
+    }
+    default:
+      return acquirer::make_http_acquirer(entry.url, defaults_.timeout, entry.api_key, defaults_.secure_proxy);
+  }
+}
+
+std::shared_ptr<const config::AcquirerEntry> MerchantDirectory::acquirer_entry(const std::string& merchant,
+                                                                              std::string_view name,
+                                                                              config::AcquirerKind kind) const {
   auto file = current();
   auto it = file->settings.find(merchant);
   const config::AcquirerEntry* entry = it == file->settings.end() ? nullptr : config::acquirer_named(it->second.acquirers, name);
-  if (entry == nullptr || entry->kind != config::AcquirerKind::kBcbPix) {
+  if (entry == nullptr || entry->kind != kind) {
     return nullptr;
   }
   return std::shared_ptr<const config::AcquirerEntry>(file, entry);  // keeps the file it belongs to alive

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "idempay/acquirers/adyen.hpp"
 #include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/acquirers/http_acquirer.hpp"
 #include "idempay/acquirers/stub.hpp"
@@ -39,8 +40,9 @@ public:
   config::MerchantPolicy policy_of(const std::string& merchant) const;
   domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
-  /// The API Pix acquirer `name` of `merchant` in the file in force; null if there is none.
-  std::shared_ptr<const config::AcquirerEntry> pix_acquirer(const std::string& merchant, std::string_view name) const;
+  /// The acquirer `name` of `merchant` in the file in force if it is of `kind`; null if not.
+  std::shared_ptr<const config::AcquirerEntry> acquirer_entry(const std::string& merchant, std::string_view name,
+                                                              config::AcquirerKind kind) const;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.
   std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
@@ -61,6 +63,7 @@ private:
   std::string route_in(const config::MerchantFile& file, const std::string& merchant) const;
   acquirer::StubAcquirer& stub_locked();
   domain::Acquirer& named_locked(const std::string& merchant, std::string_view name);
+  std::unique_ptr<domain::Acquirer> make_named(const config::AcquirerEntry& entry) const;
 
   AcquirerDefaults defaults_;
   std::shared_ptr<const config::MerchantFile> file_;  // read and replaced with atomic_load/store

@@ -435,8 +435,11 @@ private:
     options.onboarding = onboarding_.get();
     options.pix_webhook = [directory = directory_.get()](const std::string& merchant, const std::string& acquirer)
         -> std::optional<config::PixWebhookSettings> {
-      auto entry = directory->pix_acquirer(merchant, acquirer);
+      auto entry = directory->acquirer_entry(merchant, acquirer, config::AcquirerKind::kBcbPix);
       return entry ? std::optional<config::PixWebhookSettings>(entry->pix_webhook) : std::nullopt;
+    };
+    options.adyen_acquirer = [directory = directory_.get()](const std::string& merchant, const std::string& acquirer) {
+      return directory->acquirer_entry(merchant, acquirer, config::AcquirerKind::kAdyen);
     };
     ppp_handler_ = std::make_unique<ppp::PppHandler>(*service_, std::move(options));
     admin::OperatorApiOptions admin_options;
@@ -459,7 +462,7 @@ private:
     o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config_.max_connections_per_source));
     o.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
     o.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
-                      "/webhooks/acquirer", "/webhooks/bcb-pix/*", "/pos/*", "/authorization/redirect"};
+                      "/webhooks/acquirer", "/webhooks/bcb-pix/*", "/webhooks/adyen/*", "/pos/*", "/authorization/redirect"};
     for (auto& page : admin::OperatorApi::public_paths()) {
       o.public_paths.push_back(std::move(page));
     }

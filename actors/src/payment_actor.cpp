@@ -391,7 +391,7 @@ void PaymentActor::call_operation(PendingOperation op) {
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.record.acquirer_key.empty() ? op.request.request_id : op.record.acquirer_key;
   domain::OperationCall call{op.request.kind, std::move(key), id(), record().tid, op.record.amount,
-                               op.record.recipients};
+                               op.record.recipients, record().currency};
   payment_acquirer().operate(std::move(call), in_actor<Result<domain::OperationOutcome>>(
                                                   [me = shared_from_this(), op](Result<domain::OperationOutcome> r) {
                                                     if (!r) {

@@ -199,11 +199,25 @@ void PaymentService::refresh(std::string payment_id, std::string merchant, Reply
 }
 
 void PaymentService::refresh_by_reference(std::string reference, std::string merchant, ReplyFn reply) {
+  find_reference(std::move(reference), [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn then) mutable {
+    refresh(std::move(payment_id), std::move(merchant), std::move(then));
+  }, std::move(reply));
+}
+
+void PaymentService::ingest_by_reference(std::string reference, AcquirerEvent event, ReplyFn reply) {
+  find_reference(std::move(reference), [this, event = std::move(event)](std::string payment_id, ReplyFn then) mutable {
+    event.payment_id = std::move(payment_id);
+    ingest_event(std::move(event), std::move(then));
+  }, std::move(reply));
+}
+
+void PaymentService::find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then,
+                                    ReplyFn reply) {
   if (impl_->live() == nullptr) {
     return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
   }
   // The store outlives the queued reads' use of the service: it is closed first (serve.cpp).
-  impl_->store.read_async([this, reference = std::move(reference), merchant = std::move(merchant),
+  impl_->store.read_async([reference = std::move(reference), then = std::move(then),
                            reply = std::move(reply)](storage::Store& store) mutable {
     auto found = store.get(domain::Space::kReferences, reference);
     if (!found) {
@@ -212,7 +226,7 @@ void PaymentService::refresh_by_reference(std::string reference, std::string mer
     if (!*found) {
       return reply(domain::unknown_payment(reference));
     }
-    refresh(std::move((*found)->value), std::move(merchant), std::move(reply));
+    then(std::move((*found)->value), std::move(reply));
   });
 }
 

@@ -1,6 +1,7 @@
 #include "idempay/config/acquirers.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "idempay/http/url.hpp"
@@ -14,6 +15,7 @@ std::string_view to_string(AcquirerKind kind) {
     case AcquirerKind::kStub: return "stub";
     case AcquirerKind::kHttp: return "http";
     case AcquirerKind::kBcbPix: return "bcb-pix";
+    case AcquirerKind::kAdyen: return "adyen";
   }
   return "stub";
 }
@@ -37,12 +39,12 @@ Result<AcquirerKind> kind_of(const JsonValue& entry, const std::string& where) {
   if (!kind) {
     return tl::unexpected(kind.error());
   }
-  for (auto k : {AcquirerKind::kStub, AcquirerKind::kHttp, AcquirerKind::kBcbPix}) {
+  for (auto k : {AcquirerKind::kStub, AcquirerKind::kHttp, AcquirerKind::kBcbPix, AcquirerKind::kAdyen}) {
     if (*kind == to_string(k)) {
       return k;
     }
   }
-  return tl::unexpected(invalid(where, "kind must be \"stub\", \"http\" or \"bcb-pix\""));
+  return tl::unexpected(invalid(where, "kind must be \"stub\", \"http\", \"bcb-pix\" or \"adyen\""));
 }
 
 Status check_url(const std::string& url, std::string_view field, const std::string& where) {
@@ -192,6 +194,80 @@ Status read_bcb_pix(const JsonValue& entry, AcquirerEntry& out, const std::strin
   return {};
 }
 
+bool is_hex_key(const std::string& key) {
+  return !key.empty() && key.size() % 2 == 0 && key.size() <= 256 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+Status read_adyen(const JsonValue& entry, AcquirerEntry& out, const std::string& where) {
+  if (auto known = only_known_fields(entry,
+                                     {"name", "kind", "methods", "baseUrl", "apiKey", "apiKeyFile", "apiKeyEnv",
+                                      "merchantAccount", "returnUrl", "timeoutMs", "hmacKey", "hmacKeyFile", "hmacKeyEnv",
+                                      "previousHmacKey", "previousHmacKeyFile", "previousHmacKeyEnv",
+                                      "notificationUsername", "notificationPassword", "notificationPasswordFile",
+                                      "notificationPasswordEnv"},
+                                     where);
+      !known) {
+    return known;
+  }
+  if (out.methods.empty()) {
+    return tl::unexpected(invalid(where, "an adyen acquirer names the card methods it serves (methods)"));
+  }
+  for (const auto& method : out.methods) {
+    if (ppp::method_family(method) != ppp::MethodFamily::kCard) {
+      return tl::unexpected(invalid(where, "an adyen acquirer serves cards only, not \"" + method + "\""));
+    }
+  }
+  auto& a = out.adyen;
+  auto& n = out.adyen_notifications;
+  std::pair<std::string_view, std::string*> fields[] = {{"baseUrl", &a.base_url}, {"merchantAccount", &a.merchant_account},
+                                                        {"returnUrl", &a.return_url}, {"notificationUsername", &n.username}};
+  for (auto& [name, target] : fields) {
+    auto value = optional_string(entry, name, where);
+    if (!value) {
+      return tl::unexpected(value.error());
+    }
+    *target = std::move(*value);
+  }
+  auto key = secret(entry, "apiKey", where);
+  auto hmac = secret(entry, "hmacKey", where);
+  auto previous = secret(entry, "previousHmacKey", where);
+  auto password = secret(entry, "notificationPassword", where);
+  for (auto* r : {&key, &hmac, &previous, &password}) {
+    if (!*r) {
+      return tl::unexpected(r->error());
+    }
+  }
+  for (auto [url, name] : {std::pair{&a.base_url, "baseUrl"}, std::pair{&a.return_url, "returnUrl"}}) {
+    if (auto checked = check_url(*url, name, where); !checked) {
+      return checked;
+    }
+  }
+  if (key->empty() || a.merchant_account.empty() || a.merchant_account.size() > 80) {
+    return tl::unexpected(invalid(where, "apiKey (or apiKeyFile, apiKeyEnv) and merchantAccount are required"));
+  }
+  if (!is_hex_key(*hmac) || (!previous->empty() && !is_hex_key(*previous))) {
+    return tl::unexpected(invalid(where, "hmacKey (or hmacKeyFile, hmacKeyEnv) is required: the notifications' HMAC key, in hex"));
+  }
+  if (n.username.empty() != password->empty()) {
+    return tl::unexpected(invalid(where, "notificationUsername and notificationPassword go together"));
+  }
+  a.api_key = std::move(*key);
+  n.hmac_keys = {std::move(*hmac)};
+  if (!previous->empty()) {
+    n.hmac_keys.push_back(std::move(*previous));
+  }
+  n.password = std::move(*password);
+  if (entry.find("timeoutMs") != nullptr) {
+    int64_t ms = entry.int_or("timeoutMs", -1);
+    if (ms < 100 || ms > 120'000) {
+      return tl::unexpected(invalid(where, "timeoutMs must be a whole number of milliseconds from 100 to 120000"));
+    }
+    a.timeout = std::chrono::milliseconds(ms);
+  }
+  return {};
+}
+
 Result<AcquirerEntry> read_entry(const JsonValue& entry, const std::string& where) {
   if (entry.type() != JsonValue::Type::kObject) {
     return tl::unexpected(invalid(where, "must be an object"));
@@ -224,6 +300,9 @@ Result<AcquirerEntry> read_entry(const JsonValue& entry, const std::string& wher
       break;
     case AcquirerKind::kBcbPix:
       read = read_bcb_pix(entry, out, place);
+      break;
+    case AcquirerKind::kAdyen:
+      read = read_adyen(entry, out, place);
       break;
   }
   if (!read) {

@@ -50,6 +50,8 @@ constexpr std::string_view kKindNames[] = {
     "access_refused",
     "acquirer_action_requested",
     "arrivals_counted",
+    "acquirer_reported",
+    "acquirer_failure_reported",
 };
 }  // namespace
 

@@ -952,6 +952,16 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   }
   // The inbox record rides in the same batch as the transition it caused.
   storage::Batch inbox{{Space::kInbox, event.event_id, event.body_hash, 0}};
+  if (!event.report.empty()) {
+    // What became of an operation: the payment stays as it is (never moved backwards), and
+    // a failure is in the trail, the event log and the metrics, where operators look.
+    Decision d;
+    d.writes = std::move(inbox);
+    d.audit.push_back(entry(event.report_is_failure ? AuditKind::kAcquirerFailureReported : AuditKind::kAcquirerReported,
+                            p.id, event.body_hash, {}, {}, event.report));
+    d.answer = Reply{Outcome::kDone, R"({"received":true})"};
+    return d;
+  }
   return apply_outcome(p, event.authorization, std::move(inbox), Reply{Outcome::kDone, R"({"received":true})"}, event.event_id,
                        event.body_hash, config, now);
 }

@@ -12,6 +12,7 @@
 #include "idempay/base/json_writer.hpp"
 #include "idempay/acquirers/wire.hpp"
 #include "idempay/base/webhooks.hpp"
+#include "adyen_notifications.hpp"
 #include "pix_notifications.hpp"
 
 namespace idempay::ppp {
@@ -103,11 +104,11 @@ namespace route {
 enum : int {
   kManifest, kPaymentMethods, kHealth, kHealthLive, kHealthReady, kCreatePayment, kCancel, kSettle, kRefund,
   kInbound, kInboundRequest, kPosTerminal, kStubTrigger, kAcquirerWebhook, kFlowToken, kFlowRedirect,
-  kFlowCredentials, kPixWebhook,
+  kFlowCredentials, kPixWebhook, kAdyenWebhook,
 };
 }  // namespace route
 
-std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix) {
+std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix, bool adyen) {
   std::vector<http::Route> routes = {
       {"GET", "/manifest", route::kManifest},
       {"GET", "/payment-methods", route::kPaymentMethods},
@@ -131,6 +132,9 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix) {
     routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}", route::kPixWebhook});
     routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}/pix", route::kPixWebhook});
   }
+  if (adyen) {
+    routes.push_back({"POST", "/webhooks/adyen/{}/{}", route::kAdyenWebhook});
+  }
   if (onboarding) {
     routes.push_back({"POST", "/authorization/token", route::kFlowToken});
     routes.push_back({"GET", "/authorization/redirect", route::kFlowRedirect});
@@ -144,7 +148,8 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix) {
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
     : service_(service),
       options_(std::move(options)),
-      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr, options_.pix_webhook != nullptr)) {}
+      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr, options_.pix_webhook != nullptr,
+                         options_.adyen_acquirer != nullptr)) {}
 
 bool PppHandler::knows(std::string_view path) const { return routes_.knows(path); }
 
@@ -201,6 +206,8 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
       return acquirer_webhook(request, respond);
     case route::kPixWebhook:
       return pix_webhook(params[0], params[1], request, respond);
+    case route::kAdyenWebhook:
+      return adyen_webhook(params[0], params[1], request, respond);
     case route::kFlowToken:
       return flow_token(request, respond);
     case route::kFlowRedirect:
@@ -330,6 +337,17 @@ void PppHandler::pix_webhook(const std::string& merchant, const std::string& acq
   }
   metrics::count_webhook("pix-hint");
   confirm_pix_notification(service_, merchant, std::move(*txids), respond);
+}
+
+// Adyen's notifications for a merchant's adyen acquirer (adyen_notifications.hpp): signed
+// items only, each through the inbox.
+void PppHandler::adyen_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
+                               const http::Responder& respond) {
+  auto entry = options_.adyen_acquirer(merchant, acquirer);
+  if (!entry) {
+    return respond(problem(404, "Not Found", "no such route"));  // the same as any unknown path
+  }
+  take_adyen_notification(service_, *entry, request, respond);
 }
 
 // POS: the terminal app posts the serial number it scanned. Public (the app has no merchant

@@ -10,6 +10,7 @@
 #include "idempay/acquirers/wire.hpp"
 #include "idempay/http/client.hpp"
 #include "idempay/base/crypto.hpp"
+#include "idempay/base/delayer.hpp"
 #include "idempay/protocol/methods.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/base/webhooks.hpp"
@@ -69,51 +70,6 @@ struct OperationEntry {
   OperationOutcome outcome;
   std::vector<ppp::Recipient> recipients;
   Clock::time_point completes_at;  // while outcome.pending
-};
-
-// Runs callbacks after a delay on one thread; the stub's latency knob.
-class Delayer {
-public:
-  Delayer() : thread_([this] { run(); }) {}
-  ~Delayer() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
-  void after(std::chrono::milliseconds delay, std::function<void()> fn) {
-    std::lock_guard lock(mutex_);
-    queue_.emplace(Clock::now() + delay, std::move(fn));
-    wake_.notify_one();
-  }
-
-private:
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (!stopping_ || !queue_.empty()) {
-      if (queue_.empty()) {
-        wake_.wait(lock);
-        continue;
-      }
-      auto next = queue_.begin()->first;
-      if (Clock::now() < next && !stopping_) {
-        wake_.wait_until(lock, next);
-        continue;
-      }
-      auto fn = std::move(queue_.begin()->second);
-      queue_.erase(queue_.begin());
-      lock.unlock();
-      fn();
-      lock.lock();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::multimap<Clock::time_point, std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace

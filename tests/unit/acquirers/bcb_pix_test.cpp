@@ -2,6 +2,8 @@
 // sends and makes of the answers, the ids that make retries safe, and the shared token.
 #include <gtest/gtest.h>
 
+#include "callback_wait.hpp"
+
 #include <future>
 #include <thread>
 
@@ -13,12 +15,7 @@
 namespace idempay::acquirer {
 namespace {
 
-template <class T, class Fn>
-Result<T> wait(Fn&& start) {
-  std::promise<Result<T>> done;
-  start([&](Result<T> r) { done.set_value(std::move(r)); });
-  return done.get_future().get();
-}
+using testing_support::wait;
 
 class BcbPixTest : public testing::Test {
 protected:
@@ -77,7 +74,7 @@ protected:
   }
 
   OperationOutcome operate(ppp::OperationKind kind, const std::string& payment, const std::string& request, Cents amount) {
-    OperationCall call{kind, request, payment, pix_txid(payment), amount, {}};
+    OperationCall call{kind, request, payment, pix_txid(payment), amount, {}, "BRL"};
     return wait<OperationOutcome>([&](auto cb) { adapter_->operate(call, cb); }).value();
   }
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "callback_wait.hpp"
+
 #include <future>
 #include <thread>
 
@@ -23,12 +25,7 @@ AuthorizeCall call(std::string key, std::string card, Cents amount = 1000) {
   return c;
 }
 
-template <class T, class Fn>
-Result<T> wait(Fn&& fn) {
-  std::promise<Result<T>> p;
-  fn([&p](Result<T> r) { p.set_value(std::move(r)); });
-  return p.get_future().get();
-}
+using testing_support::wait;
 
 Authorization authorize(Acquirer& a, AuthorizeCall c) {
   return wait<Authorization>([&](Callback<Authorization> cb) { a.authorize(std::move(c), cb); }).value();
@@ -71,7 +68,7 @@ TEST(StubAcquirerTest, OperationsKeepTheirInvariants) {
   StubAcquirer stub;
   authorize(stub, call("p", "4444333322221111", 1000));
   auto op = [&](ppp::OperationKind kind, std::string key, Cents amount) {
-    return wait<OperationOutcome>([&](auto cb) { stub.operate(OperationCall{kind, key, "p", "", amount, {}}, cb); }).value();
+    return wait<OperationOutcome>([&](auto cb) { stub.operate(OperationCall{kind, key, "p", "", amount, {}, "BRL"}, cb); }).value();
   };
   EXPECT_TRUE(op(ppp::OperationKind::kSettle, "s1", 600).succeeded);
   EXPECT_FALSE(op(ppp::OperationKind::kSettle, "s2", 401).succeeded);
@@ -100,7 +97,7 @@ TEST(StubServerTest, HttpClientAndServerAgree) {
   auto missing = wait<std::optional<Authorization>>([&](auto cb) { remote->status("none", cb); }).value();
   EXPECT_FALSE(missing);
   auto settle = wait<OperationOutcome>([&](auto cb) {
-    remote->operate(OperationCall{ppp::OperationKind::kSettle, "s", "h", a.tid, 500, {}}, cb);
+    remote->operate(OperationCall{ppp::OperationKind::kSettle, "s", "h", a.tid, 500, {}, "BRL"}, cb);
   }).value();
   EXPECT_TRUE(settle.succeeded);
   EXPECT_EQ(settle.amount, 500);

@@ -86,17 +86,24 @@ TEST(MerchantsFileTest, AcquirersByMethodEachOfAKindWithItsOwnFields) {
          "pixKey": "7d9f0335-8dcc-4054-9bf9-0dbd61d36906", "timeoutMs": 3000,
          "webhookCertificateSha256": ["AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89"]},
         {"name": "cards", "kind": "http", "url": "https://acquirer.example", "apiKey": "key", "methods": ["Visa"]},
+        {"name": "adyen", "kind": "adyen", "methods": ["Mastercard"], "baseUrl": "https://checkout-test.adyen.com/v71",
+         "apiKeyFile": ")" + secret + R"(", "merchantAccount": "ShopECOM", "returnUrl": "https://shop.example/r",
+         "hmacKey": "44782DEF547AAA06", "previousHmacKey": "00ff"},
         {"name": "rest", "kind": "stub"}]}]})");
   auto file = load_merchant_file(path);
   ASSERT_TRUE(file) << file.error().message;
   const auto& acquirers = file->settings.at("shop").acquirers;
-  ASSERT_EQ(acquirers.size(), 3u);
+  ASSERT_EQ(acquirers.size(), 4u);
+  EXPECT_EQ(acquirers[2].adyen.api_key, "s3cret");
+  EXPECT_EQ(acquirers[2].adyen.merchant_account, "ShopECOM");
+  EXPECT_EQ(acquirers[2].adyen_notifications.hmac_keys, (std::vector<std::string>{"44782DEF547AAA06", "00ff"}));
+  EXPECT_EQ(acquirer_for(acquirers, "Mastercard")->name, "adyen");
   EXPECT_EQ(acquirers[0].pix.client_secret, "s3cret") << "read from its file, without the newline";
   EXPECT_EQ(acquirers[0].pix.timeout, std::chrono::milliseconds(3000));
   EXPECT_EQ(acquirers[0].pix_webhook.certificate_sha256[0], "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
   EXPECT_EQ(acquirer_for(acquirers, "Pix")->name, "pix");
   EXPECT_EQ(acquirer_for(acquirers, "Visa")->name, "cards");
-  EXPECT_EQ(acquirer_for(acquirers, "Mastercard")->name, "rest") << "the entry without methods takes the others";
+  EXPECT_EQ(acquirer_for(acquirers, "Diners")->name, "rest") << "the entry without methods takes the others";
   EXPECT_EQ(named_route("pix"), "@pix");
   EXPECT_EQ(route_name("@pix"), "pix");
   EXPECT_EQ(route_name("https://acquirer.example"), "");
@@ -106,6 +113,8 @@ TEST(MerchantsFileTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
   testing::TempDir dir;
   const std::string pix = R"("kind": "bcb-pix", "baseUrl": "https://p.example", "tokenUrl": "https://p.example/t",
                               "clientId": "i", "clientSecret": "s", "pixKey": "k")";
+  const std::string adyen = R"("kind": "adyen", "baseUrl": "https://c.example/v71", "apiKey": "k",
+                                "merchantAccount": "Shop", "returnUrl": "https://shop.example/r", "hmacKey": "00ff")";
   const std::pair<std::string, const char*> cases[] = {
       {R"([{"name": "a", "kind": "ftp"}])", "kind must be"},
       {R"([{"name": "a b", "kind": "stub"}])", "name is required"},
@@ -123,6 +132,13 @@ TEST(MerchantsFileTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
       {"[{\"name\": \"a\", " + pix + R"(, "timeoutMs": 5}])", "timeoutMs"},
       {R"([{"name": "a", "kind": "bcb-pix", "baseUrl": "https://p.example", "tokenUrl": "https://p.example/t",
            "clientId": "i", "pixKey": "k"}])", "clientSecret"},
+      {"[{\"name\": \"a\", " + adyen + R"(, "methods": ["Pix"]}])", "serves cards only"},
+      {"[{\"name\": \"a\", " + adyen + "}]", "names the card methods"},
+      {R"([{"name": "a", "kind": "adyen", "methods": ["Visa"], "baseUrl": "https://c.example/v71", "apiKey": "k",
+           "merchantAccount": "Shop", "returnUrl": "https://shop.example/r", "hmacKey": "not-hex"}])", "HMAC key, in hex"},
+      {R"([{"name": "a", "kind": "adyen", "methods": ["Visa"], "baseUrl": "https://c.example/v71", "apiKey": "k",
+           "returnUrl": "https://shop.example/r", "hmacKey": "00ff"}])", "merchantAccount"},
+      {"[{\"name\": \"a\", " + adyen + R"(, "methods": ["Visa"], "notificationUsername": "u"}])", "go together"},
   };
   for (const auto& [list, named] : cases) {
     std::string text = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirers": )" + list + "}]}";

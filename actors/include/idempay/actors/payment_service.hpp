@@ -123,6 +123,9 @@ public:
   /// event id: 200 when applied, ignored as stale, or a duplicate with the same body; 409 for
   /// the same id with a different body; 404 for an unknown payment; 5xx on storage failure.
   void ingest_event(AcquirerEvent event, ReplyFn reply);
+  /// The same for an event that names the payment only as its acquirer knows it (`reference`,
+  /// domain::Acquirer::reference): kNotFound for a reference never indexed.
+  void ingest_by_reference(std::string reference, AcquirerEvent event, ReplyFn reply);
 
   /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
@@ -178,6 +181,10 @@ public:
   void shutdown();
 
 private:
+  // The paymentId indexed under `reference`, handed to `then` with `reply`; unknown ones are
+  // answered as an unknown payment.
+  void find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then, ReplyFn reply);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

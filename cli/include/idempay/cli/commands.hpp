@@ -28,6 +28,8 @@ Command add_migrate(CLI::App& root);
 Command add_copy_store(CLI::App& root);
 /// `idempay pix-psp`: a fake API Pix PSP, for tests and local trials.
 Command add_pix_psp(CLI::App& root);
+/// `idempay adyen-fake`: a fake Adyen Checkout API, for tests and local trials.
+Command add_adyen_fake(CLI::App& root);
 /// `idempay pix-webhook register|show|delete`: where an API Pix PSP sends its notifications.
 Command add_pix_webhook(CLI::App& root);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "idempay/acquirers/adyen.hpp"
 #include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/base/error.hpp"
 #include "idempay/base/json_read.hpp"
@@ -16,6 +17,7 @@ enum class AcquirerKind : uint8_t {
   kStub,    ///< the in-process deterministic stub
   kHttp,    ///< idempay's own acquirer protocol (docs/acquirer-protocol.md)
   kBcbPix,  ///< a Pix PSP through the Banco Central's API Pix
+  kAdyen,   ///< cards through Adyen's Checkout API
 };
 std::string_view to_string(AcquirerKind kind);
 
@@ -30,6 +32,16 @@ struct PixWebhookSettings {
   std::vector<std::string> certificate_sha256;
 };
 
+/// How the connector takes Adyen's standard notifications for an adyen acquirer.
+struct AdyenNotificationSettings {
+  /// Hex HMAC keys: each notification item must be signed under one of them (two while the
+  /// key is rotated).
+  std::vector<std::string> hmac_keys;
+  /// Basic authentication Adyen sends with them, when configured in its Customer Area.
+  std::string username;
+  std::string password;
+};
+
 struct AcquirerEntry {
   std::string name;  ///< unique within the merchant: [A-Za-z0-9_-]{1,64}
   AcquirerKind kind = AcquirerKind::kStub;
@@ -38,6 +50,8 @@ struct AcquirerEntry {
   std::string api_key;               ///< kHttp: sent as `Authorization: Bearer ...`
   acquirer::BcbPixOptions pix;       ///< kBcbPix
   PixWebhookSettings pix_webhook;    ///< kBcbPix
+  acquirer::AdyenOptions adyen;      ///< kAdyen
+  AdyenNotificationSettings adyen_notifications;  ///< kAdyen
 };
 
 /// The stored route of a merchant's named acquirer ("@" + name): what a payment keeps.
@@ -47,7 +61,8 @@ std::string_view route_name(std::string_view route);
 
 /// Reads and checks a merchant's "acquirers" list: fields by kind, names unique, each method a
 /// known one served by one entry at most, at most one entry without methods, API Pix entries
-/// serving Pix only with their TLS files loadable. kInvalidArgument naming the place.
+/// serving Pix only with their TLS files loadable, Adyen entries naming the card methods they
+/// serve. kInvalidArgument naming the place.
 Result<std::vector<AcquirerEntry>> read_acquirers(const JsonValue& list, const std::string& where);
 
 /// The entry serving `method`: the one naming it, else the one naming none; null if neither.

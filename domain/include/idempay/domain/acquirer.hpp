@@ -67,6 +67,7 @@ struct OperationCall {
   std::string tid;
   Cents amount = 0;
   std::vector<ppp::Recipient> recipients;  ///< split on capture, or of a refund
+  std::string currency;                    ///< the payment's (ISO 4217)
 };
 
 /// The acquirer's answer to an operation: done (`succeeded`), refused, accepted but not yet

@@ -38,6 +38,8 @@ enum class AuditKind : uint8_t {
   kAccessRefused,
   kAcquirerActionRequested,
   kArrivalsCounted,
+  kAcquirerReported,         ///< the acquirer reported on an operation (carried out)
+  kAcquirerFailureReported,  ///< the acquirer reported an operation failed after it was accepted
 };
 
 std::string_view to_string(AuditKind kind);

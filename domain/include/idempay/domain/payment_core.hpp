@@ -66,6 +66,10 @@ struct AcquirerEvent {
   std::string payment_id;
   domain::Authorization authorization;
   int64_t revision = 0;  ///< per payment, increasing; stale revisions are ignored
+  /// Set for a report on an operation rather than an authorization outcome (Adyen: a capture,
+  /// refund or cancellation carried out or not): recorded in the trail, the payment unchanged.
+  std::string report;
+  bool report_is_failure = false;  ///< an operation the gateway heard succeed did not
 };
 
 /// One payment as the core sees it: its id and, once created, its stored record and etag.

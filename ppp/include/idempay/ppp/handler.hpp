@@ -16,7 +16,8 @@ namespace idempay::ppp {
 /// The PPP routes: GET /manifest, GET /payment-methods, POST /payments,
 /// POST /payments/{paymentId}/{cancellations|settlements|refunds}, the inbound routes
 /// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
-/// POST /webhooks/acquirer, API Pix PSPs' notifications on POST /webhooks/bcb-pix/..., and the configuration flow (POST /authorization/token, GET
+/// POST /webhooks/acquirer, API Pix PSPs' notifications on POST /webhooks/bcb-pix/..., Adyen's
+/// on POST /webhooks/adyen/..., and the configuration flow (POST /authorization/token, GET
 /// /authorization/redirect, GET /authorization/credentials). Parses and validates with
 /// protocol/, hands the payment to the PaymentService, answers through the responder.
 struct PppHandlerOptions {
@@ -41,6 +42,11 @@ struct PppHandlerOptions {
   /// POST /webhooks/bcb-pix/{merchant}/{acquirer}[/pix] do not exist.
   std::function<std::optional<config::PixWebhookSettings>(const std::string& merchant, const std::string& acquirer)>
       pix_webhook;
+  /// A merchant's adyen acquirer of that name (its merchant account and notification keys),
+  /// null when it has none. Null function: the route POST /webhooks/adyen/{merchant}/{acquirer}
+  /// does not exist.
+  std::function<std::shared_ptr<const config::AcquirerEntry>(const std::string& merchant, const std::string& acquirer)>
+      adyen_acquirer;
 };
 
 /// The header the gateway's homologation suite marks its requests with.
@@ -60,6 +66,8 @@ private:
   void acquirer_webhook(http::Request& request, const http::Responder& respond);
   void pix_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
                    const http::Responder& respond);
+  void adyen_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
+                     const http::Responder& respond);
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);

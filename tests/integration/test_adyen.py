@@ -1,0 +1,278 @@
+"""Cards through Adyen's Checkout API, end to end: the gateway's Create Payment becomes one
+payment at the (fake) Adyen under an Idempotency-Key, settlements and refunds become captures
+and refunds answered "received" and reported by signed notifications, a pending payment is
+decided by its AUTHORISATION notification. Every request the connector sends goes through
+Stoplight Prism, validating it and the fake's answer against Adyen's published Checkout
+document; every notification the fake sends is checked against the published Webhooks
+document and signed as an independent signer (adyen.py) computes it. Crashes, overlaps and
+hostile notifications must not change what the fake's ledger shows: one authorisation per
+paymentId, one modification per requestId."""
+import hashlib
+import json
+import subprocess
+import threading
+import time
+
+import pytest
+
+from adyen import (ACCOUNT, CHECKOUT, CHECKOUT_SHA256, DATA, HMAC_KEY, WEBHOOKS, WEBHOOKS_SHA256, adyen_acquirer,
+                   adyen_merchant, check_notifications, ledger, notification, notify_to, payments_of, start_fake)
+from conftest import BIN, CALLBACK_ARGS, concurrently, create_body, logged_port, request
+from pix import Prism, wait_for
+from receiver import callback_body
+
+
+class AdyenPrism(Prism):
+    """Prism in front of the fake, on Adyen's Checkout document as published (no erratum)."""
+
+    def __init__(self, base_dir, name, upstream):
+        assert hashlib.sha256(CHECKOUT.read_bytes()).hexdigest() == CHECKOUT_SHA256
+        super().__init__(base_dir, name, upstream, spec=CHECKOUT)
+
+
+def webhook_url(c, merchant="shop", acquirer="adyen"):
+    return f"http://127.0.0.1:{c.port}/webhooks/adyen/{merchant}/{acquirer}"
+
+
+@pytest.fixture
+def adyen_world(base_dir, tmp_path, request, connector_factory):
+    """The fake Adyen behind Prism, a connector whose merchant's cards go through Prism to it,
+    the fake's notifications sent to the connector. Yields (fake, connector, start): `start`
+    makes another such connector-and-fake pair with extra fake arguments."""
+    made = []
+
+    def start(*fake_args, merchants=None, acquirer_extra=None, extra_args=()):
+        name = f"{request.node.name}-{len(made)}"
+        fake = start_fake(base_dir, name, *fake_args)
+        prism = AdyenPrism(tmp_path, name, fake.url)
+        acquirer = adyen_acquirer(prism.url, **(acquirer_extra or {}))
+        c = connector_factory(merchants=merchants or [adyen_merchant(acquirer)],
+                              extra_args=[*CALLBACK_ARGS, *extra_args])
+        notify_to(fake, webhook_url(c))
+        made.append((fake, prism))
+        return fake, c
+
+    fake, c = start()
+    yield fake, c, start
+    for fake, prism in made:
+        violations = prism.violations()
+        prism.stop()
+        check_notifications(fake)
+        fake.terminate()
+        assert not violations, "requests or answers against Adyen's Checkout document:\n" + "\n".join(violations)
+
+
+def create(c, body):
+    status, raw, _ = c.post("/payments", body)
+    assert status == 200, raw
+    return json.loads(raw), raw
+
+
+def post_notification(c, body, merchant="shop", acquirer="adyen", headers=None):
+    status, raw, _ = request(c.port, "POST", f"/webhooks/adyen/{merchant}/{acquirer}", body,
+                             headers=headers if headers is not None else {"content-type": "application/json"})
+    return status, raw.decode(errors="replace")
+
+
+def trail(c, payment_id):
+    """The payment's audit trail, read from the stopped connector's store (`idempay inspect`)."""
+    c.process.terminate()
+    out = subprocess.run([BIN, "inspect", payment_id, "--json", "--data-dir", str(c.data_dir)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    verified = subprocess.run([BIN, "audit", "verify", "--data-dir", str(c.data_dir)], capture_output=True, text=True,
+                              timeout=60)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    return json.loads(out.stdout)["audit"]
+
+
+def test_the_documents_are_the_published_ones():
+    assert hashlib.sha256(CHECKOUT.read_bytes()).hexdigest() == CHECKOUT_SHA256
+    assert hashlib.sha256(WEBHOOKS.read_bytes()).hexdigest() == WEBHOOKS_SHA256
+    provenance = (DATA / "PROVENANCE.md").read_text()
+    assert CHECKOUT_SHA256 in provenance and WEBHOOKS_SHA256 in provenance
+    assert "MIT" in (DATA / "LICENSE").read_text()
+
+
+def test_a_card_payment_from_create_payment_to_settlement_and_a_partial_refund(adyen_world):
+    fake, c, _ = adyen_world
+    body = create_body("ady-1", value=31.9)
+    first, raw = create(c, body)
+    assert first["status"] == "approved", raw
+    [payment] = payments_of(fake, "ady-1")
+    assert payment["amount"] == 3190 and payment["currency"] == "BRL" and payment["merchantAccount"] == ACCOUNT
+    assert first["tid"] == payment["pspReference"]
+    assert create(c, body)[1] == raw, "a repeated Create Payment: the same answer, byte for byte"
+
+    settle_body = {"paymentId": "ady-1", "requestId": "s-1", "value": 31.9, "transactionId": "tx-ady-1"}
+    settled = c.post("/payments/ady-1/settlements", settle_body)
+    assert settled[0] == 200, settled[1]
+    assert json.loads(settled[1])["settleId"], settled[1]
+    assert c.post("/payments/ady-1/settlements", settle_body)[1] == settled[1]
+    refund_body = {"paymentId": "ady-1", "requestId": "r-1", "value": 10, "transactionId": "tx-ady-1"}
+    refunded = c.post("/payments/ady-1/refunds", refund_body)
+    assert refunded[0] == 200, refunded[1]
+    assert json.loads(refunded[1])["value"] == 10
+    assert c.post("/payments/ady-1/refunds", refund_body)[1] == refunded[1]
+
+    wait_for(lambda: ledger(fake)["notifications"]["accepted"] >= 3, what="three notifications accepted")
+    [payment] = payments_of(fake, "ady-1")
+    assert payment["authorisations"] == 1 and payment["captured"] == 3190 and payment["refunded"] == 1000
+    kinds = [m["kind"] for m in ledger(fake)["modifications"]]
+    assert kinds == ["capture", "refund"], "one modification per requestId"
+    reports = [a for a in trail(c, "ady-1") if a["kind"] == "acquirer_reported"]
+    assert any("CAPTURE" in a["detail"] for a in reports) and any("REFUND" in a["detail"] for a in reports)
+
+
+# Named by outcome: a test's name is in its paths, and no card number may be in a file.
+@pytest.mark.parametrize("card,outcome", [("4222222222222224", "approved"), ("4222222222222225", "denied")],
+                         ids=["approved", "denied"])
+def test_a_pending_payment_is_decided_by_its_notification(adyen_world, receiver, card, outcome):
+    fake, c, _ = adyen_world
+    r = receiver()
+    pid = "ady-pending-" + outcome
+    first, _ = create(c, create_body(pid, card=card, callbackUrl=r.url()))
+    assert first["status"] == "undefined"
+    assert r.wait_for(lambda rv: rv.processed, timeout=20), "no callback after the AUTHORISATION notification"
+    assert callback_body(r.requests[-1])["status"] == outcome
+    assert create(c, create_body(pid, card=card, callbackUrl=r.url()))[1] == r.requests[-1]["body"]
+    assert len(payments_of(fake, pid)) == 1
+
+
+def test_a_redirect_hands_the_shopper_adyens_page_then_the_notification_decides(adyen_world):
+    fake, c, _ = adyen_world
+    first, _ = create(c, create_body("ady-3ds", card="4000000000003220"))
+    assert first["status"] == "undefined"
+    assert first["paymentUrl"].startswith("https://checkoutshopper-test.adyen.com/")
+    wait_for(lambda: create(c, create_body("ady-3ds", card="4000000000003220"))[0]["status"] == "approved",
+             what="the redirected payment approved by its notification")
+
+
+def test_a_refused_card_is_denied_with_adyens_reason(adyen_world):
+    fake, c, _ = adyen_world
+    first, _ = create(c, create_body("ady-refused", card="4444333322221112"))
+    assert first["status"] == "denied" and first["code"] == "2"
+
+
+def test_overlapping_creates_make_one_payment(adyen_world):
+    fake, c, _ = adyen_world
+    body = create_body("ady-overlap", value=12)
+    answers = concurrently(12, lambda i: c.post("/payments", body))
+    assert len({a[1] for a in answers}) == 1 and answers[0][0] == 200
+    [payment] = payments_of(fake, "ady-overlap")
+    assert payment["authorisations"] == 1
+
+
+def test_an_authorisation_notification_that_overtakes_the_answer(adyen_world):
+    _, _, start = adyen_world
+    fake, c = start("--notify-before-answer", "--latency-ms", "300")
+    first, raw = create(c, create_body("ady-early"))
+    assert first["status"] == "approved"
+    wait_for(lambda: ledger(fake)["notifications"]["accepted"] >= 1, what="the notification accepted")
+    assert create(c, create_body("ady-early"))[1] == raw
+    assert payments_of(fake, "ady-early")[0]["authorisations"] == 1
+
+
+def test_hostile_notifications_change_nothing(adyen_world):
+    fake, c, _ = adyen_world
+    _, approved = create(c, create_body("ady-h"))
+    psp = payments_of(fake, "ady-h")[0]["pspReference"]
+    forged = notification(psp, "ady-h", success="false", key="00" * 32)
+    assert post_notification(c, forged)[0] == 401, "a wrong HMAC key"
+    unsigned = notification(psp, "ady-h", success="false")
+    del unsigned["notificationItems"][0]["NotificationRequestItem"]["additionalData"]
+    assert post_notification(c, unsigned)[0] == 401, "no signature"
+    tampered = notification(psp, "ady-h", success="true")
+    tampered["notificationItems"][0]["NotificationRequestItem"]["success"] = "false"
+    assert post_notification(c, tampered)[0] == 401, "a signed item altered"
+    backwards = notification(psp, "ady-h", success="false")
+    assert post_notification(c, backwards) == (200, "[accepted]")
+    assert post_notification(c, backwards) == (200, "[accepted]"), "a replay"
+    other = notification("X" * 16, "ady-h", success="false", account="SomeoneElseECOM")
+    assert post_notification(c, other) == (200, "[accepted]"), "another merchant account's: accepted, ignored"
+    unknown = notification("U" * 16, "no-such-payment")
+    assert post_notification(c, unknown) == (200, "[accepted]")
+    assert post_notification(c, notification(psp, "ady-h"), merchant="nobody")[0] == 404
+    assert post_notification(c, {"live": "false", "notificationItems": "x"})[0] == 400
+    huge = notification(psp, "ady-h")
+    huge["notificationItems"][0]["NotificationRequestItem"]["reason"] = "x" * 70_000
+    assert post_notification(c, huge)[0] == 413
+    assert create(c, create_body("ady-h"))[1] == approved, "a notification never moves a payment backwards"
+    kinds = [a["kind"] for a in trail(c, "ady-h")]
+    assert "webhook_ignored" in kinds and "webhook_duplicate" in kinds and "webhook_applied" not in kinds
+
+
+def test_notifications_with_basic_authentication(adyen_world):
+    _, _, start = adyen_world
+    fake, c = start("--notification-username", "adyen", acquirer_extra={"notificationUsername": "adyen",
+                                                                         "notificationPassword": "wrong-for-the-fake"})
+    create(c, create_body("ady-basic"))
+    psp = payments_of(fake, "ady-basic")[0]["pspReference"]
+    assert post_notification(c, notification(psp, "ady-basic"))[0] == 401, "no credentials"
+    import base64
+    good = {"content-type": "application/json",
+            "authorization": "Basic " + base64.b64encode(b"adyen:wrong-for-the-fake").decode()}
+    assert post_notification(c, notification(psp, "ady-basic"), headers=good) == (200, "[accepted]")
+    assert ledger(fake)["notifications"]["accepted"] == 0, "the fake's, without the password, are refused"
+
+
+def test_a_capture_that_fails_after_the_gateway_heard_success_is_shown_to_operators(adyen_world, tmp_path):
+    _, _, start = adyen_world
+    events = tmp_path / "events.log"
+    fake, c = start(extra_args=["--metrics-listen", "127.0.0.1:0", "--event-log", str(events)])
+    create(c, create_body("ady-fail", value=20))
+    psp = payments_of(fake, "ady-fail")[0]["pspReference"]
+    assert request(fake.port, "POST", f"/fake/fail-next/{psp}", b"{}", headers={})[0] == 200
+    settled = c.post("/payments/ady-fail/settlements", {"paymentId": "ady-fail", "requestId": "s-fail", "value": 20})
+    assert settled[0] == 200, "Adyen received it: the gateway hears success"
+    port = logged_port(c.process, rb"metrics on port (\d+)")
+    wait_for(lambda: b'kind="acquirer_failure_reported"} 1' in request(port, "GET", "/metrics", headers={})[1],
+             what="the failure in the metrics")
+    wait_for(lambda: events.exists() and "acquirer_failure_reported" in events.read_text(), what="the event log line")
+    failures = [a for a in trail(c, "ady-fail") if a["kind"] == "acquirer_failure_reported"]
+    assert len(failures) == 1 and "CAPTURE_FAILED" in failures[0]["detail"]
+
+
+def test_sigkill_during_payments_makes_one_payment_decided_by_its_notification(adyen_world, receiver):
+    _, _, start = adyen_world
+    fake, c = start("--latency-ms", "1500")
+    r = receiver()
+    body = create_body("ady-kill", callbackUrl=r.url())
+    t = threading.Thread(target=lambda: c.post("/payments", body))
+    t.start()
+    wait_for(lambda: payments_of(fake, "ady-kill"), what="the payment at the fake")
+    c.process.kill()
+    t.join()
+    c.start()
+    notify_to(fake, webhook_url(c))
+    # The notification is retried until the restarted connector accepts it; the gateway's
+    # retry meanwhile hears undefined or the outcome, never a second payment.
+    assert create(c, body)[0]["status"] in ("undefined", "approved")
+    wait_for(lambda: create(c, body)[0]["status"] == "approved", timeout=30, what="approved by the notification")
+    [payment] = payments_of(fake, "ady-kill")
+    assert payment["authorisations"] == 1
+
+
+@pytest.mark.parametrize("operation", ["settlements", "refunds"])
+def test_sigkill_during_a_modification_makes_one(adyen_world, operation):
+    _, _, start = adyen_world
+    fake, c = start("--latency-ms", "1000")
+    pid = "ady-kill-" + operation
+    create(c, create_body(pid, value=20))
+    if operation == "refunds":
+        assert c.post(f"/payments/{pid}/settlements", {"paymentId": pid, "requestId": "s-k", "value": 20})[0] == 200
+    op_body = {"paymentId": pid, "requestId": "op-k", "value": 20 if operation == "settlements" else 5}
+    t = threading.Thread(target=lambda: c.post(f"/payments/{pid}/{operation}", op_body))
+    kind = "capture" if operation == "settlements" else "refund"
+    count = lambda: sum(m["kind"] == kind for m in ledger(fake)["modifications"])  # noqa: E731
+    before = count()
+    t.start()
+    wait_for(lambda: count() > before, what="the modification at the fake")
+    c.process.kill()
+    t.join()
+    c.start()
+    notify_to(fake, webhook_url(c))
+    answer = wait_for(lambda: (a := c.post(f"/payments/{pid}/{operation}", op_body))[0] == 200 and a, timeout=30,
+                      what="the gateway's retry answered")
+    assert json.loads(answer[1])["value"] == op_body["value"]
+    assert count() == before + 1, "one modification per requestId"
