@@ -10,8 +10,9 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   settle     settlements with new requestIds over 1,000 approved payments
   half       Create Payment paced at half the create rate: the latency a loaded service shows
   latency    Create Payment with the stub at 100 ms latency and 1,000 connections
-  pix        Pix Create Payment through the API Pix adapter against the fake PSP (idempay
-             pix-psp), next to Create Payment with the in-process stub
+  acquirers  Pix Create Payment through the API Pix adapter against the fake PSP (idempay
+             pix-psp) and card Create Payment through the Adyen adapter against the fake Adyen
+             (idempay adyen-fake, its notifications taken too), next to the in-process stub
   webhooks   signed acquirer webhooks approving pending payments, each verified and applied
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
@@ -392,21 +393,37 @@ def latency_rounds(binary, work, opts, runs):
     slow.stop()
 
 
-def pix_rounds(binary, work, opts, runs):
-    """Pix Create Payment through the API Pix adapter against the fake PSP (idempay pix-psp,
-    plain HTTP, on the same cores), next to Create Payment with the in-process stub, in
-    alternation, each from an idle server. Each Pix payment is a PUT /cob at the PSP (and one
-    token for all of them) before its answer."""
+def acquirer_rounds(binary, work, opts, runs):
+    """Create Payment through the real acquirer adapters against their fakes (plain HTTP, on
+    the same cores), next to Create Payment with the in-process stub, in alternation, each
+    from an idle server: Pix through the API Pix adapter (a PUT /cob at the fake PSP, one token
+    for all), cards through the Adyen adapter (a POST /payments under an Idempotency-Key at the
+    fake Adyen, whose signed AUTHORISATION notification the connector then takes too)."""
     secret = work / "psp-secret"
     secret.write_text("bench-psp-secret\n")
-    psp_port = free_port()
+    hmac_key = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+    (work / "adyen-key").write_text("bench-adyen-key\n")
+    (work / "adyen-hmac").write_text(hmac_key + "\n")
+    psp_port, adyen_port = free_port(), free_port()
     psp = Process([str(binary), "pix-psp", "--plain-listen", f"127.0.0.1:{psp_port}", "--client-secret-file",
                    str(secret)], work / "pix-psp.log", psp_port)
+    adyen = Process([str(binary), "adyen-fake", "--listen", f"127.0.0.1:{adyen_port}", "--api-key-file",
+                     str(work / "adyen-key"), "--hmac-key-file", str(work / "adyen-hmac")], work / "adyen-fake.log",
+                    adyen_port)
     base = f"http://127.0.0.1:{psp_port}"
     pix = Idempay(binary, work, "pix", acquirers=[{
         "name": "psp", "kind": "bcb-pix", "methods": ["Pix"], "baseUrl": base, "tokenUrl": base + "/oauth/token",
         "clientId": "idempay", "clientSecretFile": str(secret), "pixKey": "bench-pix-key"}])
-    stub = Idempay(binary, work, "pix-next-to-stub")
+    cards = Idempay(binary, work, "adyen", acquirers=[{
+        "name": "adyen", "kind": "adyen", "methods": ["Visa", "Mastercard"],
+        "baseUrl": f"http://127.0.0.1:{adyen_port}", "apiKeyFile": str(work / "adyen-key"),
+        "merchantAccount": "BenchECOM", "returnUrl": "https://shop.example/return", "hmacKey": hmac_key}])
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", adyen_port, timeout=30)
+    conn.request("POST", "/fake/notification-url",
+                 json.dumps({"url": f"{cards.url}/webhooks/adyen/bench/adyen"}))
+    conn.getresponse().read()
+    stub = Idempay(binary, work, "next-to-acquirers")
     for r in range(opts.rounds):
         stub.wait_idle()
         runs["stub_create"].append(wrk(f"{stub.url}/payments", opts.duration, opts.connections,
@@ -415,10 +432,15 @@ def pix_rounds(binary, work, opts, runs):
         psp.wait_idle()
         runs["pix_create"].append(wrk(f"{pix.url}/payments", opts.duration, opts.connections,
                                       "create_distinct.lua", [f"run=x{r}", "body=pix"]))
-    pix.stop()
-    stub.stop()
-    psp.proc.terminate()
-    psp.proc.wait(timeout=60)
+        cards.wait_idle()
+        adyen.wait_idle()
+        runs["adyen_create"].append(wrk(f"{cards.url}/payments", opts.duration, opts.connections,
+                                        "create_distinct.lua", [f"run=a{r}"]))
+    for server in (pix, cards, stub):
+        server.stop()
+    for fake in (psp, adyen):
+        fake.proc.terminate()
+        fake.proc.wait(timeout=60)
 
 
 def signed_event(payment_id, index):
@@ -599,8 +621,9 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
           ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
           ("latency", "Create Payment, stub 100 ms, 1000 conn."),
-          ("stub_create", "Create Payment, in-process stub (next to Pix)"),
+          ("stub_create", "Create Payment, in-process stub (next to the adapters)"),
           ("pix_create", "Pix Create Payment, API Pix adapter, fake PSP"),
+          ("adyen_create", "card Create Payment, Adyen adapter, fake Adyen"),
           ("pg_create", "Create Payment on PostgreSQL, 1 instance"),
           ("pg_create_2", "Create Payment on PostgreSQL, 2 instances"),
           ("pg_create_3", "Create Payment on PostgreSQL, 3 instances"),
@@ -743,7 +766,7 @@ def main():
     ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: "
-                         "throughput,observability,latency,pix,webhooks,memory,growth,sustained,postgresql")
+                         "throughput,observability,latency,acquirers,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--keep-work", action="store_true", help="keep the servers' data and logs for a look afterwards")
@@ -772,9 +795,9 @@ def main():
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
-        if "pix" not in skip:
-            print("Pix through the API Pix adapter and the fake PSP, next to the stub", flush=True)
-            pix_rounds(opts.binary, work, opts, runs)
+        if "acquirers" not in skip:
+            print("Pix and cards through their adapters and fakes, next to the stub", flush=True)
+            acquirer_rounds(opts.binary, work, opts, runs)
         if "webhooks" not in skip:
             print("webhooks and callbacks", flush=True)
             webhook_rounds(opts.binary, work, opts, extra)

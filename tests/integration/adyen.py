@@ -29,8 +29,9 @@ def start_fake(base_dir, name, *args):
     key.write_text(API_KEY + "\n")
     hmac_file = base_dir / f"{name}-adyen-hmac"
     hmac_file.write_text(HMAC_KEY + "\n")
+    delay = [] if "--pending-delay-ms" in args else ["--pending-delay-ms", "300"]
     fake = Process(["adyen-fake", "--listen", "127.0.0.1:0", "--api-key-file", str(key), "--hmac-key-file",
-                    str(hmac_file), "--merchant-account", ACCOUNT, "--pending-delay-ms", "300", *args],
+                    str(hmac_file), "--merchant-account", ACCOUNT, *delay, *args],
                    base_dir / f"{name}-adyen-fake.log")
     fake.url = f"http://127.0.0.1:{fake.port}"
     return fake

@@ -15,11 +15,12 @@ import time
 
 import pytest
 
-from adyen import (ACCOUNT, CHECKOUT, CHECKOUT_SHA256, DATA, HMAC_KEY, WEBHOOKS, WEBHOOKS_SHA256, adyen_acquirer,
-                   adyen_merchant, check_notifications, ledger, notification, notify_to, payments_of, start_fake)
+from adyen import (ACCOUNT, CHECKOUT, CHECKOUT_SHA256, DATA, WEBHOOKS, WEBHOOKS_SHA256, adyen_acquirer, adyen_merchant,
+                   check_notifications, ledger, notification, notify_to, payments_of, sign, start_fake)
 from conftest import BIN, CALLBACK_ARGS, concurrently, create_body, logged_port, request
 from pix import Prism, wait_for
 from receiver import callback_body
+from secure_proxy import FakeSecureProxy
 
 
 class AdyenPrism(Prism):
@@ -276,3 +277,73 @@ def test_sigkill_during_a_modification_makes_one(adyen_world, operation):
                       what="the gateway's retry answered")
     assert json.loads(answer[1])["value"] == op_body["value"]
     assert count() == before + 1, "one modification per requestId"
+
+
+def test_the_webhooks_documents_own_examples_are_accepted(adyen_world):
+    """Every example standard notification of the published Webhooks document, as it stands but
+    for the merchant account, the merchantReference (one of the connector's payments) and a
+    signature under the merchant's key: accepted, and none moves the approved payment. The few
+    examples of another shape (ACH notices of change, not standard notifications) are refused."""
+    fake, c, _ = adyen_world
+    _, approved = create(c, create_body("ady-examples"))
+    examples = json.loads(WEBHOOKS.read_text())["components"]["examples"]
+    assert len(examples) > 30
+    for name, example in examples.items():
+        body = json.loads(json.dumps(example["value"]))
+        if "notificationItems" not in body:
+            assert post_notification(c, body)[0] == 400, name
+            continue
+        for wrapper in body["notificationItems"]:
+            item = wrapper["NotificationRequestItem"]
+            item["merchantAccountCode"] = ACCOUNT
+            item["merchantReference"] = "ady-examples"
+            item.setdefault("additionalData", {})["hmacSignature"] = sign(item)
+        assert post_notification(c, body) == (200, "[accepted]"), name
+    assert create(c, create_body("ady-examples"))[1] == approved
+    kinds = [a["kind"] for a in trail(c, "ady-examples")]
+    assert kinds.count("acquirer_reported") + kinds.count("acquirer_failure_reported") >= 30
+
+
+def test_card_tokens_go_through_the_secure_proxy_to_adyen(adyen_world):
+    _, _, start = adyen_world
+    fake, c = start(extra_args=["--secure-proxy-allowed-hosts", "127.0.0.1"])
+    proxy = FakeSecureProxy(["http://127.0.0.1:"])
+    try:
+        body = create_body("ady-proxied", secureProxyUrl=proxy.url())
+        body["card"] = proxy.tokenize({"number": "4444333322221112", "holder": "John Doe", "csc": "123"})
+        first, _ = create(c, body)
+        assert first["status"] == "denied" and first["code"] == "2", "Adyen decided on the real number"
+        [sent] = proxy.received
+        assert sent["headers"]["x-provider-forward-to"].endswith("/payments")
+        assert sent["headers"]["x-provider-forward-idempotency-key"].startswith("idempay-")
+        assert b"#vtex#token#" in sent["body"] and b"4444333322221112" not in sent["body"]
+        assert len(payments_of(fake, "ady-proxied")) == 1
+        c.process.terminate()
+        for path in c.dir.rglob("*"):
+            if path.is_file():
+                assert b"#vtex#token#" not in path.read_bytes(), f"a Secure Proxy token kept in {path}"
+    finally:
+        proxy.close()
+
+
+def test_sigkill_while_notifications_arrive_loses_none(adyen_world):
+    """Pending payments decided by notifications that arrive while the connector is killed and
+    restarted: each is decided once, by its own notification, retried until accepted."""
+    _, _, start = adyen_world
+    fake, c = start("--pending-delay-ms", "700")
+    ids = [f"ady-storm-{i}" for i in range(6)]
+    for i, pid in enumerate(ids):
+        card = "4222222222222224" if i % 2 == 0 else "4222222222222225"
+        assert create(c, create_body(pid, card=card))[0]["status"] == "undefined"
+    wait_for(lambda: ledger(fake)["notifications"]["attempts"] >= 1, what="the first notification")
+    c.process.kill()
+    c.start()
+    notify_to(fake, webhook_url(c))
+    for i, pid in enumerate(ids):
+        card = "4222222222222224" if i % 2 == 0 else "4222222222222225"
+        wanted = "approved" if i % 2 == 0 else "denied"
+        wait_for(lambda: create(c, create_body(pid, card=card))[0]["status"] == wanted, timeout=40,
+                 what=f"{pid} {wanted}")
+        assert len(payments_of(fake, pid)) == 1
+    kinds = [a["kind"] for a in trail(c, ids[0])]  # stops the connector, then audit verify
+    assert kinds.count("webhook_applied") == 1, "decided once, by its notification"

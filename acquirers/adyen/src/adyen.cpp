@@ -214,6 +214,11 @@ void AdyenAcquirer::authorize(AuthorizeCall call, Callback<Authorization> done) 
   if (!minor) {
     return done(outcome(AuthorizationStatus::kDenied, "", "amount", "Adyen cannot take this amount: " + minor.error().message));
   }
+  if (!call.recipients.empty()) {
+    // Adyen's splits are not mapped: a split the gateway asked for is refused, never dropped.
+    return done(outcome(AuthorizationStatus::kDenied, "", "split-unsupported",
+                        "this connector does not split payments through Adyen"));
+  }
   bool tokens = through_secure_proxy(call);
   std::string body = adyen::payment_request(call, *minor, options_, tokens);
   std::string key = adyen_idempotency_key("payment", call.key);
@@ -255,6 +260,9 @@ void AdyenAcquirer::operate(OperationCall call, Callback<OperationOutcome> done)
   auto minor = adyen_minor_units(call.amount, call.currency.empty() ? "BRL" : call.currency);
   if (call.kind != ppp::OperationKind::kCancel && !minor) {
     return done(refused("amount", "Adyen cannot take this amount: " + minor.error().message));
+  }
+  if (!call.recipients.empty()) {
+    return done(refused("split-unsupported", "this connector does not split payments through Adyen"));
   }
   switch (call.kind) {
     case ppp::OperationKind::kSettle:
