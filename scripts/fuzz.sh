@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 build=${IDEMPAY_FUZZ_BUILD_DIR:-build-fuzz}
-targets=(fuzz_ppp_request fuzz_webhook fuzz_records fuzz_url fuzz_proxy_header fuzz_config fuzz_operator_request)
+targets=(fuzz_ppp_request fuzz_webhook fuzz_records fuzz_url fuzz_proxy_header fuzz_config fuzz_operator_request
+  fuzz_adyen_notification)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DIDEMPAY_FUZZ=ON -DIDEMPAY_BUILD_TESTS=OFF -DIDEMPAY_BUILD_BENCH=OFF \
   -DIDEMPAY_SANITIZE=address,undefined,fuzzer-no-link >/dev/null

@@ -114,6 +114,9 @@ std::string canonical_number(std::string_view text) {
     digits.pop_back();
     ++exponent;
   }
+  // Clamped again once the digits are settled, so that a canonical number read again is
+  // itself (a clamped exponent moved by trailing zeros would otherwise move on every pass).
+  exponent = std::clamp(exponent, -1'000'000'000L, 1'000'000'000L);
   std::string out = negative ? "-" : "";
   long length = static_cast<long>(digits.size());
   if (exponent >= 0 && exponent <= 20) {

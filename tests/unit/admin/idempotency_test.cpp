@@ -169,6 +169,11 @@ TEST(CanonicalJson, GivesEachNumberOneSpelling) {
   // Canonical stays canonical.
   std::string once = *canonical_json(R"({"b":[1.50,2e3],"a":-0.010})");
   EXPECT_EQ(*canonical_json(once), once);
+  // Found by fuzz_operator_request: an exponent clamped, then moved by trailing zeros.
+  for (const char* absurd : {"53335030e01028002555525555555544", "-0.5e-99999999999999", "10e999999999"}) {
+    std::string first = *canonical_json(absurd);
+    EXPECT_EQ(*canonical_json(first), first) << absurd;
+  }
 }
 
 TEST(RecordKey, ScopesByOperatorMethodAndRoute) {
