@@ -156,6 +156,26 @@ def tree_cpu_seconds(pid):
     return cpu_seconds_of(pid) + sum(cpu_seconds_of(c) for c in children)
 
 
+def tree_context_switches(pid):
+    """Context switches (voluntary, involuntary) of every thread of a process and of its live
+    children so far: each wake-up of a sleeping thread is one voluntary switch."""
+    voluntary = involuntary = 0
+    pids = [str(pid)]
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*/children"):
+        pids += task.read_text().split()
+    for p in pids:
+        for status in pathlib.Path(f"/proc/{p}/task").glob("*/status"):
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        involuntary += int(line.split()[1])
+            except OSError:
+                pass  # a thread that just ended
+    return voluntary, involuntary
+
+
 class Process:
     def __init__(self, cmd, log_path, port):
         self.port = port
@@ -545,12 +565,16 @@ def sustained_rounds(binary, work, opts, extra):
         (steadier than its rate on a shared machine; nginx's is the HTTP ceiling's)."""
         results = []
         cpu = tree_cpu_seconds(pid)
+        switches = tree_context_switches(pid)
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
             results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
                             "requests": r["requests"]})
         out[name] = results
-        out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / max(sum(x["requests"] for x in results), 1), 1)
+        requests = max(sum(x["requests"] for x in results), 1)
+        out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / requests, 1)
+        after = tree_context_switches(pid)
+        out[name + "_switches"] = [round((after[i] - switches[i]) / requests, 2) for i in (0, 1)]
 
     probe = Idempay(binary, work, "sustained-probe")
     answer = probe.post("/payments", create_body("size-probe"))[1].decode()
@@ -609,6 +633,10 @@ def sustained_report(s):
         print("server CPU per request: " + ", ".join(
             f"{label} {s[n + '_cpu_us']} us" + ("" if n == "nginx" else f" ({s[n + '_cpu_us'] / s['nginx_cpu_us']:.1f}x nginx)")
             for n, label in (("nginx", "nginx"), ("create", "creates"), ("mix", "gateway mix")) if n + "_cpu_us" in s))
+    if s.get("create_switches"):
+        print("context switches per request (voluntary, involuntary): " + ", ".join(
+            f"{label} {s[n + '_switches'][0]}, {s[n + '_switches'][1]}"
+            for n, label in (("nginx", "nginx"), ("create", "creates"), ("mix", "gateway mix")) if n + "_switches" in s))
     print(f"RSS at the end: " + ", ".join(f"{n} {s[n + '_rss_mb']} MB" for n in ("create", "mix") if n in s)
           + (" (in-process stub, whose ledger grows with every payment)" if s["stub"] == "in-process" else
              " (out-of-process stub)"))
