@@ -25,24 +25,12 @@ struct FakeConfig {
   bool notify_before_answer = false;
 };
 
-// A secret file's content without its trailing line break.
-Result<std::string> secret_from(const std::string& path) {
-  auto text = config::read_text_file(path);
-  if (!text) {
-    return tl::unexpected(text.error());
-  }
-  while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) {
-    text->pop_back();
-  }
-  return text;
-}
-
 int run(const FakeConfig& config) {
   acquirer::AdyenFakeOptions options;
-  auto key = secret_from(config.api_key_file);
-  auto hmac = config.hmac_key_file.empty() ? Result<std::string>(std::string()) : secret_from(config.hmac_key_file);
+  auto key = config::read_secret_file(config.api_key_file);
+  auto hmac = config.hmac_key_file.empty() ? Result<std::string>(std::string()) : config::read_secret_file(config.hmac_key_file);
   auto password = config.notification_password_file.empty() ? Result<std::string>(std::string())
-                                                            : secret_from(config.notification_password_file);
+                                                            : config::read_secret_file(config.notification_password_file);
   for (auto* r : {&key, &hmac, &password}) {
     if (!*r) {
       spdlog::error("{}", r->error().message);

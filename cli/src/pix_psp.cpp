@@ -31,13 +31,10 @@ struct PspConfig {
 
 int run(const PspConfig& config) {
   acquirer::PixPspOptions options;
-  auto secret = config::read_text_file(config.client_secret_file);
+  auto secret = config::read_secret_file(config.client_secret_file);
   if (!secret) {
     spdlog::error("--client-secret-file: {}", secret.error().message);
     return 2;
-  }
-  while (!secret->empty() && (secret->back() == '\n' || secret->back() == '\r')) {
-    secret->pop_back();
   }
   options.client_id = config.client_id;
   options.client_secret = *secret;

@@ -57,6 +57,19 @@ Status check_url(const std::string& url, std::string_view field, const std::stri
   return {};
 }
 
+// "timeoutMs", when present, into `out`: one HTTP exchange with the acquirer at most.
+Status read_timeout(const JsonValue& entry, std::chrono::milliseconds& out, const std::string& where) {
+  if (entry.find("timeoutMs") == nullptr) {
+    return {};
+  }
+  int64_t ms = entry.int_or("timeoutMs", -1);
+  if (ms < 100 || ms > 120'000) {
+    return tl::unexpected(invalid(where, "timeoutMs must be a whole number of milliseconds from 100 to 120000"));
+  }
+  out = std::chrono::milliseconds(ms);
+  return {};
+}
+
 Status read_methods(const JsonValue& entry, AcquirerEntry& out, const std::string& where) {
   const JsonValue* methods = entry.find("methods");
   if (methods == nullptr) {
@@ -176,12 +189,8 @@ Status read_bcb_pix(const JsonValue& entry, AcquirerEntry& out, const std::strin
   if (pix.pix_key.empty() || pix.pix_key.size() > 77) {
     return tl::unexpected(invalid(where, "pixKey is required: the receiver's Pix key, at most 77 characters"));
   }
-  if (entry.find("timeoutMs") != nullptr) {
-    int64_t ms = entry.int_or("timeoutMs", -1);
-    if (ms < 100 || ms > 120'000) {
-      return tl::unexpected(invalid(where, "timeoutMs must be a whole number of milliseconds from 100 to 120000"));
-    }
-    pix.timeout = std::chrono::milliseconds(ms);
+  if (auto timeout = read_timeout(entry, pix.timeout, where); !timeout) {
+    return timeout;
   }
   if (auto loaded = http::check_client_options(pix.tls); !loaded) {
     return tl::unexpected(invalid(where, loaded.error().message));
@@ -258,12 +267,8 @@ Status read_adyen(const JsonValue& entry, AcquirerEntry& out, const std::string&
     n.hmac_keys.push_back(std::move(*previous));
   }
   n.password = std::move(*password);
-  if (entry.find("timeoutMs") != nullptr) {
-    int64_t ms = entry.int_or("timeoutMs", -1);
-    if (ms < 100 || ms > 120'000) {
-      return tl::unexpected(invalid(where, "timeoutMs must be a whole number of milliseconds from 100 to 120000"));
-    }
-    a.timeout = std::chrono::milliseconds(ms);
+  if (auto timeout = read_timeout(entry, a.timeout, where); !timeout) {
+    return timeout;
   }
   return {};
 }

@@ -53,12 +53,9 @@ Result<std::string> secret(const JsonValue& m, const std::string& name, const st
     return tl::unexpected(invalid(where, "give " + name + " one way only (inline, File or Env)"));
   }
   if (!file->empty()) {
-    auto text = read_text_file(*file);
+    auto text = read_secret_file(*file);
     if (!text) {
       return tl::unexpected(invalid(where, name + "File: " + text.error().message));
-    }
-    while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) {
-      text->pop_back();
     }
     if (text->empty()) {
       return tl::unexpected(invalid(where, name + "File " + *file + " is empty"));

@@ -93,6 +93,14 @@ Result<std::string> read_text_file(const std::string& path) {
   return text.str();
 }
 
+Result<std::string> read_secret_file(const std::string& path) {
+  auto text = read_text_file(path);
+  while (text && !text->empty() && (text->back() == '\n' || text->back() == '\r')) {
+    text->pop_back();
+  }
+  return text;
+}
+
 Result<JsonValue> read_json_file(const std::string& path) {
   auto text = read_text_file(path);
   if (!text) {

@@ -23,6 +23,10 @@ Result<std::string> read_or_create_secret(const std::string& path, Generate gene
 /// The file's content, or kNotFound if it does not exist.
 Result<std::string> read_text_file(const std::string& path);
 
+/// A secret kept in a file: its content without the final line break(s); kNotFound if the
+/// file does not exist.
+Result<std::string> read_secret_file(const std::string& path);
+
 /// The file's content as JSON; a parse error is kInvalidArgument prefixed with the path.
 Result<JsonValue> read_json_file(const std::string& path);
 
