@@ -192,11 +192,12 @@ def test_overlapping_creates_and_refunds_make_one_charge_and_one_devolucao(pix_w
     assert [d["valor"] for d in charge(psp, txid)["devolucoes"]] == ["5.00"]
 
 
-def kill_while_in_flight(c, path, body, delay=1.5):
-    """Sends the request and SIGKILLs the connector while the PSP holds its answer."""
+def kill_while_in_flight(c, path, body, carried_out):
+    """Sends the request and SIGKILLs the connector once the PSP has carried it out
+    (`carried_out()`), while the PSP still holds its answer."""
     sender = threading.Thread(target=lambda: _swallow(lambda: c.post(path, body)))
     sender.start()
-    time.sleep(delay)
+    wait_for(carried_out, timeout=20, what="the PSP carrying out the call")
     c.process.kill()
     sender.join(timeout=30)
 
@@ -219,8 +220,7 @@ def test_sigkill_during_put_cob_and_during_a_refund(base_dir, request, connector
         c.tls_port = connector_tls_port(c)
         register_webhook(c)
         body = pix_body("pix-kill")
-        kill_while_in_flight(c, "/payments", body)
-        assert len(psp_ledger(psp)["charges"]) == 1, "the PSP created the charge before the kill"
+        kill_while_in_flight(c, "/payments", body, lambda: len(psp_ledger(psp)["charges"]) == 1)
         c.start()
         c.tls_port = connector_tls_port(c)
         register_webhook(c)  # the listener's port changed with the restart
@@ -232,7 +232,8 @@ def test_sigkill_during_put_cob_and_during_a_refund(base_dir, request, connector
         settle(c, "pix-kill", 31.9)
 
         refund = {"paymentId": "pix-kill", "requestId": "r-kill", "value": 7, "transactionId": "tx-pix-kill"}
-        kill_while_in_flight(c, "/payments/pix-kill/refunds", refund)
+        kill_while_in_flight(c, "/payments/pix-kill/refunds", refund,
+                             lambda: len(charge(psp, first["tid"])["devolucoes"]) == 1)
         c.start()
         answer = wait_for(lambda: _final(c.post("/payments/pix-kill/refunds", refund)), timeout=30,
                           what="the refund's answer after the restart")
