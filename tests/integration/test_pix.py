@@ -10,7 +10,6 @@ import hashlib
 import json
 import subprocess
 import threading
-import time
 
 import pytest
 
