@@ -607,13 +607,22 @@ def sustained_rounds(binary, work, opts, extra):
     extra["sustained"] = out
 
 
-def window_summary(windows):
+def p99_vs_littles_mean(window, connections):
+    """A window's p99 over the mean latency Little's law gives for its rate with `connections`
+    closed-loop connections (connections / rate): how far the tail sits from the queue's mean,
+    whatever the machine's speed."""
+    return round(window["p99_ms"] / (connections / window["rps"] * 1000), 2) if window["rps"] else 0.0
+
+
+def window_summary(windows, connections):
     rates = [w["rps"] for w in windows]
     median = statistics.median(rates)
+    tails = [p99_vs_littles_mean(w, connections) for w in windows]
     return {"min": min(rates), "median": round(median), "max": max(rates),
             "slowest_vs_median": round(min(rates) / median, 2) if median else 0,
             "p99_max_ms": max(w["p99_ms"] for w in windows),
             "p99_median_ms": round(statistics.median(w["p99_ms"] for w in windows), 2),
+            "p99_vs_littles_mean": tails, "p99_vs_littles_mean_max": max(tails),
             "non2xx": sum(w["non2xx"] for w in windows)}
 
 
@@ -625,10 +634,12 @@ def sustained_report(s):
                         ("mix", "gateway mix (all requests)")):
         if name not in s:
             continue
-        w = window_summary(s[name])
+        w = window_summary(s[name], s["connections"])
         print(f"{label:28} {w['min']:>7} {w['median']:>7} {w['max']:>7} {w['slowest_vs_median']:>15.0%} "
               f"{w['p99_median_ms']:>11} {w['p99_max_ms']:>8}   ({w['non2xx']} not 2xx)")
         print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
+        print(f"{'':28} p99 / Little's-law mean, per window (at most {w['p99_vs_littles_mean_max']}): "
+              + " ".join(str(x) for x in w["p99_vs_littles_mean"]))
     if s.get("nginx_cpu_us"):
         print("server CPU per request: " + ", ".join(
             f"{label} {s[n + '_cpu_us']} us" + ("" if n == "nginx" else f" ({s[n + '_cpu_us'] / s['nginx_cpu_us']:.1f}x nginx)")
@@ -691,11 +702,12 @@ def report(out_dir, opts, rows, nginx_rps, extra):
             if name in extra:
                 f.write(f"{name},{extra[name]['per_s']},,,,,,{round(extra[name]['per_s'] / nginx_rps, 3)}\n")
         if "sustained" in extra:
-            base = window_summary(extra["sustained"]["nginx"])["median"]
+            connections = extra["sustained"]["connections"]
+            base = window_summary(extra["sustained"]["nginx"], connections)["median"]
             for name in ("create", "mix"):
                 if name not in extra["sustained"]:
                     continue
-                w = window_summary(extra["sustained"][name])
+                w = window_summary(extra["sustained"][name], connections)
                 f.write(f"sustained-{name},{w['median']},{w['min']},{w['max']},,{w['p99_median_ms']},{w['non2xx']},"
                         f"{round(w['median'] / base, 3) if base else 0}\n")
         for point in extra.get("growth", []):

@@ -253,6 +253,43 @@ TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
   EXPECT_EQ(this->store->scan(Space::kPayments, "k", kCommits + 1).value().size(), size_t{kCommits});
 }
 
+// Commits issued together share a group: a batch whose condition fails is refused alone, the
+// others land with the etags they would have had one by one, each chained on the one before.
+TYPED_TEST(StoreConformanceTest, AFailedConditionInAGroupRefusesOnlyItsBatch) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "held", "1", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "counted", "1"}}));  // etag 1, no condition
+  constexpr int kRounds = 20;
+  std::vector<std::promise<CommitResult>> done(kRounds * 4);
+  auto keep = [&done](int i) { return [&done, i](CommitResult r) { done[i].set_value(std::move(r)); }; };
+  for (int i = 0; i < kRounds; ++i) {
+    std::string n = std::to_string(i);
+    this->store->commit({{Space::kPayments, "new" + n, "v", 0}, {Space::kAudit, "a" + n, "x", std::nullopt, true}},
+                        keep(i * 4));
+    this->store->commit({{Space::kPayments, "held", "stale" + n, 0}, {Space::kAudit, "b" + n, "x", std::nullopt, true}},
+                        keep(i * 4 + 1));  // put-if-absent on a key that exists: refused
+    this->store->commit({{Space::kPayments, "held", "next" + n, uint64_t(i + 1)}}, keep(i * 4 + 2));
+    this->store->commit({{Space::kPayments, "counted", "again" + n}}, keep(i * 4 + 3));
+  }
+  for (int i = 0; i < kRounds; ++i) {
+    auto created = done[i * 4].get_future().get();
+    ASSERT_TRUE(created) << i;
+    EXPECT_EQ(*created, (std::vector<uint64_t>{1, 1}));
+    auto refused = done[i * 4 + 1].get_future().get();
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::kConflict);
+    auto swapped = done[i * 4 + 2].get_future().get();
+    ASSERT_TRUE(swapped) << i;
+    EXPECT_EQ(swapped->front(), uint64_t(i + 2));
+    auto counted = done[i * 4 + 3].get_future().get();
+    ASSERT_TRUE(counted) << i;
+    EXPECT_EQ(counted->front(), uint64_t(i + 2));
+  }
+  EXPECT_EQ(this->store->get(Space::kPayments, "held").value()->value, "next" + std::to_string(kRounds - 1));
+  EXPECT_EQ(this->store->get(Space::kPayments, "counted").value()->etag, uint64_t(kRounds + 1));
+  EXPECT_EQ(this->store->scan(Space::kAudit, "a", 100).value().size(), size_t{kRounds});
+  EXPECT_TRUE(this->store->scan(Space::kAudit, "b", 100).value().empty());  // refused with their batches
+}
+
 TYPED_TEST(StoreConformanceTest, RidingAlongCommitsKeepConditionsAndOrder) {
   ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", "1", 0}}));
   std::promise<CommitResult> done;
