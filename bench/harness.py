@@ -26,7 +26,9 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
              over distinct payments and each next to nginx for the same windows
 Each create/replay/settle round alternates with nginx, and each idempay run starts once the
 server is idle again (the previous run's flushes, compactions and passivations done, or 20 s
-passed); the table shows medians with min-max, p50/p99 latency and the ratios to the ceilings. Writes results.csv, results.json and
+passed); the table shows medians with min-max, p50/p99 latency, the ratios to the ceilings and the
+server's CPU per request next to nginx's (the sustained windows also give each window's p99
+over the mean latency Little's law gives for its rate). Writes results.csv, results.json and
 results.png (gnuplot). A benchmark, not a test: nothing here asserts on a number.
 """
 import argparse
@@ -277,6 +279,14 @@ def summarize(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def with_cpu(cpu_seconds, run):
+    """`run()`'s wrk result with the server's CPU per request during it (`cpu_us`)."""
+    before = cpu_seconds()
+    result = run()
+    result["cpu_us"] = round((cpu_seconds() - before) * 1e6 / max(result["requests"], 1), 1)
+    return result
+
+
 def throughput_rounds(binary, work, opts, runs):
     """create / replay / settle, alternating with nginx; returns the main server's numbers."""
     probe = Idempay(binary, work, "probe")
@@ -292,11 +302,13 @@ def throughput_rounds(binary, work, opts, runs):
     # the flushes, compactions and passivations the one before it left behind.
     def measured(scenario, script, args):
         server.wait_idle()
-        runs[scenario].append(wrk(f"{server.url}/payments", opts.duration, c, script, args))
+        runs[scenario].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
+                                       lambda: wrk(f"{server.url}/payments", opts.duration, c, script, args)))
 
     for r in range(opts.rounds):
-        runs["nginx"].append(wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, c,
-                                 "create_distinct.lua", [f"n{r}"]))
+        runs["nginx"].append(with_cpu(lambda: tree_cpu_seconds(nginx.proc.pid),
+                                      lambda: wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, c,
+                                                  "create_distinct.lua", [f"n{r}"])))
         measured("create", "create_distinct.lua", [f"r{r}"])
         measured("replay", "create_replay.lua", ["replay-1"])
         measured("settle", "settle.lua", [f"s{r}"])
@@ -683,7 +695,8 @@ def table_rows(runs):
                      "non2xx": sum(r["non2xx"] for r in runs[name]),
                      "non2xx_statuses": "; ".join(r.get("non2xx_statuses", "") for r in runs[name] if r.get("non2xx_statuses")),
                      "first_non2xx": next((r["first_non2xx"] for r in runs[name] if r.get("first_non2xx")), ""),
-                     "vs_nginx": round(rps["median"] / nginx_rps, 3)})
+                     "vs_nginx": round(rps["median"] / nginx_rps, 3),
+                     "cpu_us": statistics.median(r["cpu_us"] for r in runs[name]) if "cpu_us" in runs[name][0] else None})
     return rows, (nginx_rps if runs["nginx"] else 0)
 
 
@@ -721,6 +734,11 @@ def report(out_dir, opts, rows, nginx_rps, extra):
               + (f"   ({r['non2xx']} not 2xx)" if r["non2xx"] else ""))
         if r.get("non2xx_statuses"):
             print(f"{'':42} statuses {r['non2xx_statuses']}; first: {r['first_non2xx']}")
+    nginx_cpu = next((r["cpu_us"] for r in rows if r["scenario"] == "nginx"), None)
+    if nginx_cpu:
+        print("server CPU per request, median of the rounds: " + ", ".join(
+            f"{r['label']} {r['cpu_us']} us" + ("" if r["scenario"] == "nginx" else f" ({r['cpu_us'] / nginx_cpu:.1f}x nginx)")
+            for r in rows if r["cpu_us"] is not None))
     if "webhooks" in extra:
         w, cb = extra["webhooks"], extra["callbacks"]
         print(f"{'Acquirer webhooks ingested':42} {w['per_s']:>12} {'':>17} {w['p50_ms']:>8} {w['p99_ms']:>8} "

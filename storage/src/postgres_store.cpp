@@ -1,17 +1,13 @@
 // The PostgreSQL store: one table per keyspace (key bytea primary key, value bytea, etag
 // bigint), the same contract as RocksDB. Commits are group-committed by one committer thread
-// on its own connection: a group of batches is one transaction with synchronous commit.
-// Usually that is one round trip: BEGIN, every write as a statement that checks its own
-// condition in PostgreSQL (compare-and-swap: UPDATE .. WHERE etag = the one expected;
-// put-if-absent: INSERT .. ON CONFLICT DO NOTHING; either divides by zero when it touches no
-// row, which aborts the transaction), and COMMIT, sent as one message. A failed condition is
-// rare (a stale copy, another instance's race); then the group is rolled back and goes the
-// careful way, in three round trips, which fails only the batches whose conditions fail —
+// on its own connection: a group of batches is one transaction with synchronous commit, in
+// three round trips whatever its size —
 //   1. BEGIN, and the current etag of every key a condition needs, locked (FOR UPDATE);
 //   2. the conditions checked here (storage/src/conditions.hpp, the rule RocksDB uses), and
 //      the writes of the batches that pass as conditional statements whose row counts are
-//      checked, so that a writer this process does not know of (another instance) can never
-//      be overwritten: the group is rolled back and tried again instead;
+//      checked (put-if-absent: INSERT .. ON CONFLICT DO NOTHING; compare-and-swap: UPDATE ..
+//      WHERE etag = the one read), so that a writer this process does not know of (another
+//      instance) can never be overwritten: the group is rolled back and tried again instead;
 //   3. COMMIT.
 // Keys and values travel as hex literals ('\x..'): nothing taken from a request can reach
 // the statement's text otherwise. Reads go through a bounded pool of connections, as
@@ -137,8 +133,7 @@ public:
 
   // Runs one or more statements (the simple protocol); one result per statement, or the
   // first failure. A broken connection is reset for the next caller.
-  // `sqlstate`, if given, receives the failed statement's SQLSTATE.
-  Result<std::vector<PgResult>> run(const std::string& sql, std::string* sqlstate = nullptr) {
+  Result<std::vector<PgResult>> run(const std::string& sql) {
     if (auto ready = reconnect_if_broken(); !ready) {
       return tl::unexpected(ready.error());
     }
@@ -155,10 +150,6 @@ public:
       auto status = PQresultStatus(r.get());
       if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) {
         failure = unavailable(PQresultErrorMessage(r.get()));
-        const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
-        if (sqlstate != nullptr && state != nullptr) {
-          *sqlstate = state;
-        }
       }
       results.push_back(std::move(r));
     }
@@ -590,96 +581,8 @@ private:
     }
   }
 
-  // A write as a statement that checks its own condition in PostgreSQL, and where its new
-  // etag comes from: a known number, or the etag the statement returns (nullopt). A
-  // compare-and-swap or put-if-absent that finds another etag divides by zero (SQLSTATE
-  // 22012), which aborts the transaction.
-  std::pair<std::string, std::optional<uint64_t>> checked_statement(const Write& w) const {
-    const std::string& table = tables_.names[w.keyspace.index];
-    std::string key = bytea_literal(w.key);
-    auto checked = [](const std::string& modifying) {
-      return "WITH w AS (" + modifying + " RETURNING 1) SELECT 1 / count(*) FROM w";
-    };
-    if (!w.value) {
-      if (!w.expected_etag) {
-        return {"DELETE FROM " + table + " WHERE key = " + key, 0};
-      }
-      if (*w.expected_etag == 0) {  // must be absent
-        return {"SELECT 1 / (1 - count(*)) FROM " + table + " WHERE key = " + key, 0};
-      }
-      return {checked("DELETE FROM " + table + " WHERE key = " + key + " AND etag = " + std::to_string(*w.expected_etag)),
-              0};
-    }
-    std::string value = bytea_literal(*w.value);
-    if (w.expected_etag && *w.expected_etag > 0) {
-      uint64_t e = *w.expected_etag;
-      return {checked("UPDATE " + table + " SET value = " + value + ", etag = " + std::to_string(e + 1)
-                      + " WHERE key = " + key + " AND etag = " + std::to_string(e)),
-              e + 1};
-    }
-    if (w.expected_etag) {  // must be absent
-      return {checked("INSERT INTO " + table + " VALUES (" + key + "," + value + ",1) ON CONFLICT DO NOTHING"), 1};
-    }
-    if (w.blind) {
-      return {"INSERT INTO " + table + " VALUES (" + key + "," + value
-                  + ",1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, etag = 1",
-              1};
-    }
-    return {"INSERT INTO " + table + " AS old VALUES (" + key + "," + value
-                + ",1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, etag = old.etag + 1 RETURNING etag",
-            std::nullopt};
-  }
-
-  // The usual group in one round trip and one synchronous commit: BEGIN, each write as a
-  // statement that checks its own condition, and COMMIT, sent as one message. A failed
-  // condition is rare (a stale copy, another instance's race): it rolls the whole group back,
-  // and the group goes the careful way (try_group), which tells its batches apart. nullopt:
-  // nothing committed, take the careful way.
-  std::optional<Status> try_group_in_one_trip(const std::vector<PendingCommit>& group,
-                                              std::vector<CommitResult>& results) {
-    std::string sql = "BEGIN;";
-    std::vector<std::optional<uint64_t>> etags;
-    std::set<std::pair<size_t, std::string_view>> written;
-    for (const auto& p : group) {
-      for (const Write& w : p.batch) {
-        // A blind write's etag starts at 1 unless the group wrote the key before: that is
-        // the careful way's to count.
-        bool first = written.insert({w.keyspace.index, w.key}).second;
-        if (w.blind && !w.expected_etag && !first) {
-          return std::nullopt;
-        }
-        auto [text, etag] = checked_statement(w);
-        sql += text + ";";
-        etags.push_back(etag);
-      }
-    }
-    std::string sqlstate;
-    auto done = writer_->run(sql + "COMMIT;", &sqlstate);
-    if (!done) {
-      rollback(*writer_);
-      if (sqlstate == "22012") {
-        return std::nullopt;
-      }
-      return Status(tl::unexpected(done.error()));
-    }
-    results.clear();
-    size_t at = 0;
-    for (const auto& p : group) {
-      std::vector<uint64_t> batch_etags;
-      for (size_t i = 0; i < p.batch.size(); ++i, ++at) {
-        PGresult* r = (*done)[at + 1].get();  // after BEGIN
-        batch_etags.push_back(etags[at] ? *etags[at] : std::stoull(PQgetvalue(r, 0, 0)));
-      }
-      results.push_back(std::move(batch_etags));
-    }
-    return Status{};
-  }
-
   // One transaction for the whole group; `results` gets each batch's etags or its conflict.
   Status try_group(const std::vector<PendingCommit>& group, std::vector<CommitResult>& results) {
-    if (auto fast = try_group_in_one_trip(group, results)) {
-      return *fast;
-    }
     results.clear();
     auto stored = read_etags(group);
     if (!stored) {
