@@ -257,7 +257,7 @@ TYPED_TEST(StoreConformanceTest, ManyAsynchronousCommitsAllComplete) {
 // others land with the etags they would have had one by one, each chained on the one before.
 TYPED_TEST(StoreConformanceTest, AFailedConditionInAGroupRefusesOnlyItsBatch) {
   ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "held", "1", 0}}));
-  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "counted", "1"}}));  // etag 1, no condition
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "counted", "1", std::nullopt}}));  // etag 1, no condition
   constexpr int kRounds = 20;
   std::vector<std::promise<CommitResult>> done(kRounds * 4);
   auto keep = [&done](int i) { return [&done, i](CommitResult r) { done[i].set_value(std::move(r)); }; };
@@ -268,7 +268,7 @@ TYPED_TEST(StoreConformanceTest, AFailedConditionInAGroupRefusesOnlyItsBatch) {
     this->store->commit({{Space::kPayments, "held", "stale" + n, 0}, {Space::kAudit, "b" + n, "x", std::nullopt, true}},
                         keep(i * 4 + 1));  // put-if-absent on a key that exists: refused
     this->store->commit({{Space::kPayments, "held", "next" + n, uint64_t(i + 1)}}, keep(i * 4 + 2));
-    this->store->commit({{Space::kPayments, "counted", "again" + n}}, keep(i * 4 + 3));
+    this->store->commit({{Space::kPayments, "counted", "again" + n, std::nullopt}}, keep(i * 4 + 3));
   }
   for (int i = 0; i < kRounds; ++i) {
     auto created = done[i * 4].get_future().get();
