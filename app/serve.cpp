@@ -553,6 +553,7 @@ private:
     server_->set_credentials(reloaded->credentials);
     server_->set_bearer_credentials(reloaded->operator_credentials);
     directory_->replace(std::move(*reloaded));
+    service_->forget_repeats();  // answers given under the old settings are checked again
     spdlog::info("{} reloaded ({} merchants)", merchants_path_, count);
   }
 

@@ -1,5 +1,7 @@
 #include "directory.hpp"
 
+#include "repeat_cache.hpp"
+
 namespace idempay::actors {
 
 caf::actor Directory::route(const std::string& payment_id) {
@@ -53,6 +55,16 @@ void Directory::arm_deadline(const std::string& payment_id, caf::actor_id actor,
 void Directory::tick(uint64_t idle_generations) {
   offer_retirement(idle_generations);
   fire_due_deadlines();
+  send_due_repeats();
+}
+
+void Directory::send_due_repeats() {
+  if (context_->repeats == nullptr) {
+    return;
+  }
+  for (const std::string& id : context_->repeats->due()) {
+    send(id, repeats_atom::value, RepeatsCommand{id, {}});
+  }
 }
 
 void Directory::offer_retirement(uint64_t idle_generations) {

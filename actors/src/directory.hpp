@@ -53,9 +53,13 @@ public:
   void arm_deadline(const std::string& payment_id, caf::actor_id actor, uint64_t attempt,
                     std::chrono::steady_clock::time_point due);
 
-  /// Sends idle_atom to every actor not routed to since `idle_generations` ticks ago, and the
-  /// deadlines that are due to their actors.
+  /// Sends idle_atom to every actor not routed to since `idle_generations` ticks ago, the
+  /// deadlines that are due to their actors, and the arrivals waiting for their trails.
   void tick(uint64_t idle_generations);
+
+  /// Sends (repeats_atom, RepeatsCommand) to each payment whose arrivals answered from the
+  /// context's RepeatCache wait for its audit trail (RepeatCache::due); ticks do it too.
+  void send_due_repeats();
 
   size_t size();
 

@@ -34,8 +34,10 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 using owner_atom = caf::atom_constant<caf::atom("owner")>;
+using repeats_atom = caf::atom_constant<caf::atom("repeats")>;
 
 class Directory;
+class RepeatCache;
 
 /// The reply obligation of one request. Copyable (CAF messages are copy-on-write); the first
 /// `deliver` wins, and if no copy ever delivers, the caller gets 503.
@@ -68,6 +70,7 @@ struct CreateCommand {
   std::string merchant;  ///< the authenticated caller
   ReplySink sink;
   int64_t follow_until = 0;  ///< Unix ms: how long it may wait for another instance's outcome
+  std::string repeat_key;  ///< the request's RepeatCache key; empty: not to be remembered
 };
 
 struct OperateCommand {
@@ -98,6 +101,12 @@ struct NotifiedCommand {
   std::string payment_id;
   std::string delivery_id;
   unsigned status = 0;
+};
+
+/// Arrivals answered from the RepeatCache wait for the payment's audit trail.
+struct RepeatsCommand {
+  std::string payment_id;
+  ReplySink sink;  ///< nobody waits: never set
 };
 
 struct RefreshCommand {
@@ -160,6 +169,7 @@ struct ActorContext {
   /// looked for, to take over what a dead instance left once its lease has expired.
   std::chrono::milliseconds sweep_interval{5'000};
   Directory* directory = nullptr;  ///< where every payment's actor is found
+  RepeatCache* repeats = nullptr;  ///< resolved payments' answers, for the request threads
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
   OutboxStats* outbox = nullptr;
   /// Sees every payment event as the actor records it (ServiceOptions::on_event).
@@ -178,6 +188,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::Continuation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::EventCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OutboxEntry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RepeatsCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::TerminalCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RecoverCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::NotifiedCommand)

@@ -35,6 +35,10 @@ caf::behavior PaymentActor::behavior() {
         me->on_routed();
         me->on_refresh(std::move(cmd));
       },
+      [me](repeats_atom, RepeatsCommand& cmd) {
+        me->on_routed();
+        me->on_repeats(std::move(cmd));
+      },
       [me](owner_atom, OwnerActionCommand& cmd) {
         me->on_routed();
         me->on_owner_action(std::move(cmd));
@@ -540,7 +544,7 @@ void PaymentActor::audit_now(AuditEntry e) {
   bool first = audit_buffer_.empty() && !tally_changed_;
   // Counts are kept by one instance only: a shared store keeps every arrival as an entry.
   if (!shared() && is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
-    tally_.add(e, now_unix_ms());
+    tally_.add(e, e.time != 0 ? e.time : now_unix_ms());
     tally_changed_ = true;
     if (tally_.total() >= kSealEvery) {
       seal_tally();

@@ -19,6 +19,7 @@
 #include "idempay/base/fault.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "messages.hpp"
+#include "repeat_cache.hpp"
 
 namespace idempay::actors {
 
@@ -240,6 +241,8 @@ private:
 
   void on_create(CreateCommand cmd);
   bool answer_replay_from_cache(const CreateCommand& cmd);
+  void remember_repeat(const CreateCommand& cmd, const Decision& d);
+  void on_repeats(RepeatsCommand cmd);
   void on_terminal(TerminalCommand cmd);
   void on_operate(OperateCommand cmd);
   void on_event(EventCommand cmd);

@@ -41,6 +41,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
   std::string fingerprint = ppp::payment_fingerprint(ctx_.core.fingerprint_key, cmd.request);
   CreateArrival arrival{cmd.request, cmd.merchant, fingerprint};
   if (auto now = answer_create_now(payment_, arrival, ctx_.core)) {
+    remember_repeat(cmd, *now);
     return answer_now(std::move(*now), cmd.sink);
   }
   if (busy() && flow_ == Flow::kCreate) {
@@ -100,8 +101,34 @@ bool PaymentActor::answer_replay_from_cache(const CreateCommand& cmd) {
   if (!now) {
     return false;
   }
+  remember_repeat(cmd, *now);
   answer_now(std::move(*now), cmd.sink);
   return true;
+}
+
+// The stored answer given to a resolved payment's owner is the answer to these very bytes for
+// good: the request threads may give it from now on (RepeatCache), and this actor records the
+// arrivals they answer (on_repeats).
+void PaymentActor::remember_repeat(const CreateCommand& cmd, const Decision& d) {
+  if (cmd.repeat_key.empty() || !d.answer || d.noted.size() != 1 || d.noted[0].kind != AuditKind::kEventDuplicateReused
+      || is_unresolved(record().state) || record().state == PaymentState::kUndefined) {
+    return;  // an undefined payment's answer changes when its outcome is known
+  }
+  ctx_.repeats->remember(cmd.repeat_key, id(), cmd.merchant, d.noted[0].fingerprint, *d.answer);
+}
+
+void PaymentActor::on_repeats(RepeatsCommand cmd) {
+  bool at_hand = shared() && copy_ == Copy::kNone && !busy() && !stale_ && payment_.record;
+  if (!at_hand && wait_for_load(&PaymentActor::on_repeats, cmd)) {
+    return;
+  }
+  for (auto& arrival : ctx_.repeats->take(id())) {
+    AuditEntry e = by(std::move(arrival.merchant),
+                      audit_entry(AuditKind::kEventDuplicateReused, id(), std::move(arrival.fingerprint)));
+    e.time = arrival.time;  // when it was answered, not when it is recorded
+    audit_now(std::move(e));
+  }
+  forget_unless_busy();
 }
 
 // -- POS terminal submission --------------------------------------------------------------------

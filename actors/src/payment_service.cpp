@@ -13,12 +13,15 @@
 #include "idempay/base/json_writer.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
+#include "repeat_cache.hpp"
 
 namespace idempay::actors {
 
 namespace {
 constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
 constexpr std::string_view kPosLinkKeyName = "pos-link-key";
+// Answers of resolved payments kept for their repeats: about 1.5 KB each.
+constexpr size_t kRepeatCapacity = 16'384;
 }  // namespace
 
 // One acquirer for every payment.
@@ -55,6 +58,7 @@ struct PaymentService::Impl {
   CallbackTransport& transport;
   ServiceOptions options;
   OutboxStats outbox;  // the dispatcher's, for the metrics
+  RepeatCache repeats{kRepeatCapacity};
   ActorContext context;
   // Outlives the actor system (declared before it): actors leaving it call forget(). Closed,
   // never reset, on shutdown, so that late requests find it and are answered 503.
@@ -130,6 +134,7 @@ Status PaymentService::start(std::string public_url) {
   ctx.reconcile_attempts = impl_->options.reconcile_attempts;
   ctx.answer_deadline = impl_->options.answer_deadline;
   ctx.outbox = &impl_->outbox;
+  ctx.repeats = &impl_->repeats;
   ctx.on_event = impl_->options.on_event;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
   ctx.core.methods = impl_->options.methods;
@@ -178,10 +183,30 @@ void route(Directory* directory, const std::string& payment_id, Atom atom, Comma
 }
 }  // namespace
 
-void PaymentService::create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply) {
-  CreateCommand cmd{std::move(request), std::move(merchant), ReplySink(std::move(reply))};
+void PaymentService::create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply,
+                                    std::string repeat_key) {
+  CreateCommand cmd{std::move(request), std::move(merchant), ReplySink(std::move(reply)), 0, std::move(repeat_key)};
   route(impl_->live(), cmd.request.payment_id, create_atom::value, std::move(cmd));
 }
+
+std::string PaymentService::repeat_key(std::string_view merchant, bool test_suite, std::string_view body) const {
+  return impl_->repeats.key(merchant, test_suite, body);
+}
+
+std::optional<Reply> PaymentService::repeated_answer(const std::string& repeat_key) {
+  Directory* directory = impl_->live();
+  if (directory == nullptr) {
+    return std::nullopt;
+  }
+  std::string due;
+  auto answer = impl_->repeats.answer(repeat_key, now_unix_ms(), due);
+  if (!due.empty()) {
+    directory->send(due, repeats_atom::value, RepeatsCommand{due, {}});
+  }
+  return answer;
+}
+
+void PaymentService::forget_repeats() { impl_->repeats.forget_answers(); }
 
 void PaymentService::operate(ppp::OperationRequest request, std::string merchant, ReplyFn reply) {
   OperateCommand cmd{std::move(request), std::move(merchant), ReplySink(std::move(reply))};
@@ -353,6 +378,20 @@ std::pair<int64_t, int64_t> PaymentService::outbox_backlog() const {
           impl_->outbox.oldest_created_ms.load(std::memory_order_relaxed)};
 }
 
+// Arrivals answered from the repeat cache reach their payments' trails before the actors stop.
+void PaymentService::settle_repeats() {
+  impl_->repeats.close();
+  impl_->directory->send_due_repeats();
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!impl_->repeats.settled()) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      spdlog::warn("stopping with repeated Create Payments not yet in their audit trails");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 size_t PaymentService::live_actors() {
   Directory* directory = impl_->live();
   return directory ? directory->size() : 0;
@@ -363,6 +402,7 @@ void PaymentService::shutdown() {
     return;
   }
   impl_->stopped = true;
+  settle_repeats();
   impl_->directory->close(caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->sweeper, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->recovery, caf::exit_reason::user_shutdown);

@@ -211,7 +211,9 @@ AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint,
 
 AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes) {
   entry.seq = head_.seq + 1;
-  entry.time = now_unix_ms();
+  if (entry.time == 0) {  // set already for an arrival answered earlier without the actor
+    entry.time = now_unix_ms();
+  }
   entry.prev = head_.hash;
   std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};

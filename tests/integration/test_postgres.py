@@ -147,3 +147,24 @@ def test_an_async_payment_on_postgresql_is_called_back_once_with_its_final_answe
     again = c.post("/payments", create_body("pg-async", card="4222222222222224", callbackUrl=r.url()))
     assert again[1] == request["body"]
     assert len({req["headers"]["webhook-id"] for req in r.requests}) == 1
+
+
+def test_repeats_answered_without_the_actor_are_each_in_the_shared_trail(connector_factory, pg_uri):
+    """On a shared store every arrival is its own chain entry, those answered by the request
+    thread's shortcut too (test_repeats.py): a SIGKILL half a second after the last finds them
+    all, chained in order, and verification passes."""
+    connector = connector_factory(extra_args=["--store", pg_uri])
+    body = create_body("pg-repeats-1")
+    status, first, _ = connector.post("/payments", body)
+    assert status == 200
+    repeats = 100
+    assert all(connector.post("/payments", body)[1] == first for _ in range(repeats))
+    time.sleep(0.5)
+    connector.process.kill()
+    inspected = subprocess.run([BIN, "inspect", "pg-repeats-1", "--json", "--store", pg_uri], capture_output=True,
+                               check=True)
+    trail = json.loads(inspected.stdout)["audit"]
+    assert len([e for e in trail if e["kind"] == "event_duplicate_reused"]) == repeats
+    assert [e["seq"] for e in trail] == list(range(1, len(trail) + 1))
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

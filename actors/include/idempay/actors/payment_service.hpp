@@ -3,7 +3,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "idempay/domain/acquirer.hpp"
 #include "idempay/domain/audit.hpp"
@@ -116,7 +118,21 @@ public:
   /// `merchant` is the authenticated caller: a new payment is theirs, and another merchant's
   /// payment answers as if it did not exist (a Create Payment with its id: payment-conflict,
   /// the same answer as a different payment of one's own; anything else: 404).
-  void create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply);
+  /// `repeat_key`: the request's repeat_key(), so that once the payment is resolved a repeat of
+  /// these very bytes is answered by repeated_answer(); empty: never.
+  void create_payment(ppp::CreatePaymentRequest request, std::string merchant, ReplyFn reply,
+                      std::string repeat_key = {});
+  /// The key of a Create Payment's exact request: its sender, the homologation suite's mark and
+  /// a keyed hash of its body (the body itself is never kept).
+  std::string repeat_key(std::string_view merchant, bool test_suite, std::string_view body) const;
+  /// The answer to a repeat of a Create Payment whose payment is resolved, given on the
+  /// caller's thread without the payment's actor or the store; the arrival still reaches the
+  /// payment's audit trail (within a tick of the directory). nullopt: not known here, ask
+  /// create_payment. Only requests already answered once by the payment's actor are known.
+  std::optional<Reply> repeated_answer(const std::string& repeat_key);
+  /// Forgets the answers repeated_answer() gives (the merchants' settings changed): the next
+  /// repeat of each goes through create_payment again.
+  void forget_repeats();
   void operate(ppp::OperationRequest request, std::string merchant, ReplyFn reply);
 
   /// Applies a verified acquirer webhook through the payment's actor, with an inbox keyed by
@@ -184,6 +200,7 @@ private:
   // The paymentId indexed under `reference`, handed to `then` with `reply`; unknown ones are
   // answered as an unknown payment.
   void find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then, ReplyFn reply);
+  void settle_repeats();
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -145,7 +145,9 @@ public:
   /// that a batch chained from a stale head fails whole instead of forking the chain.
   void guard(bool on) { guarded_ = on; }
 
-  /// Adds an entry and returns it; `writes` receives the entry and the new head.
+  /// Adds an entry and returns it; `writes` receives the entry and the new head. The entry is
+  /// stamped with the time now unless it carries one (an arrival answered earlier, an entry
+  /// chained again after a lost race).
   AuditEntry append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes);
 
 private:

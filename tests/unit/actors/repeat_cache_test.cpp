@@ -1,0 +1,93 @@
+// The request threads' cache of resolved payments' Create Payment answers (repeat_cache.hpp).
+#include <gtest/gtest.h>
+
+#include "repeat_cache.hpp"
+
+namespace idempay::actors {
+namespace {
+
+domain::Reply approved() { return domain::Reply(domain::Outcome::kDone, R"({"status":"approved"})"); }
+
+TEST(RepeatCacheTest, AKeyNamesTheMerchantTheSuiteMarkAndTheExactBytes) {
+  RepeatCache cache(8);
+  std::string key = cache.key("alpha", false, "{\"paymentId\":\"p\"}");
+  EXPECT_EQ(key, cache.key("alpha", false, "{\"paymentId\":\"p\"}"));
+  EXPECT_NE(key, cache.key("beta", false, "{\"paymentId\":\"p\"}"));
+  EXPECT_NE(key, cache.key("alpha", true, "{\"paymentId\":\"p\"}"));
+  EXPECT_NE(key, cache.key("alpha", false, "{\"paymentId\":\"p\"} "));
+  // A merchant's name cannot run into the body: the mark and the digest have fixed lengths.
+  EXPECT_NE(cache.key("a", false, "b"), cache.key(std::string_view("a\0f", 3), false, "b"));
+  // Keyed per process: a digest of a body holding card data is worthless to anyone else.
+  EXPECT_NE(key, RepeatCache(8).key("alpha", false, "{\"paymentId\":\"p\"}"));
+  EXPECT_EQ(key.find("paymentId"), std::string::npos);
+}
+
+TEST(RepeatCacheTest, OnlyRememberedRequestsAreAnsweredAndEachArrivalWaitsForTheTrail) {
+  RepeatCache cache(8);
+  std::string key = cache.key("alpha", false, "body");
+  std::string due;
+  EXPECT_FALSE(cache.answer(key, 1, due));
+  EXPECT_TRUE(cache.settled()) << "an unknown request is not counted here: its actor counts it";
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  auto got = cache.answer(key, 100, due);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->body, approved().body);
+  EXPECT_TRUE(cache.answer(key, 101, due));
+  EXPECT_TRUE(due.empty());
+  EXPECT_FALSE(cache.settled());
+  EXPECT_EQ(cache.due(), std::vector<std::string>{"p-1"});
+  EXPECT_TRUE(cache.due().empty()) << "handed out once until taken";
+  auto arrivals = cache.take("p-1");
+  ASSERT_EQ(arrivals.size(), 2u);
+  EXPECT_EQ(arrivals[0].time, 100);
+  EXPECT_EQ(arrivals[1].time, 101);
+  EXPECT_EQ(arrivals[0].merchant, "alpha");
+  EXPECT_EQ(arrivals[0].fingerprint, "fp");
+  EXPECT_TRUE(cache.settled());
+  EXPECT_TRUE(cache.take("p-1").empty());
+}
+
+TEST(RepeatCacheTest, AFullBatchIsDueAtOnce) {
+  RepeatCache cache(8);
+  std::string key = cache.key("alpha", false, "body");
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  std::string due;
+  for (size_t i = 1; i < RepeatCache::kBatch; ++i) {
+    ASSERT_TRUE(cache.answer(key, static_cast<int64_t>(i), due));
+    ASSERT_TRUE(due.empty());
+  }
+  ASSERT_TRUE(cache.answer(key, 99, due));
+  EXPECT_EQ(due, "p-1");
+  EXPECT_TRUE(cache.due().empty()) << "handed out already";
+  EXPECT_EQ(cache.take("p-1").size(), RepeatCache::kBatch);
+}
+
+TEST(RepeatCacheTest, TheOldestAnswerGoesWhenFull) {
+  RepeatCache cache(2);
+  std::string due;
+  for (int i = 0; i < 3; ++i) {
+    cache.remember(cache.key("alpha", false, std::to_string(i)), "p-" + std::to_string(i), "alpha", "fp", approved());
+  }
+  EXPECT_FALSE(cache.answer(cache.key("alpha", false, "0"), 1, due));
+  EXPECT_TRUE(cache.answer(cache.key("alpha", false, "1"), 1, due));
+  EXPECT_TRUE(cache.answer(cache.key("alpha", false, "2"), 1, due));
+}
+
+TEST(RepeatCacheTest, ForgottenOrClosedItAnswersNothingButKeepsTheArrivals) {
+  RepeatCache cache(8);
+  std::string key = cache.key("alpha", false, "body");
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  std::string due;
+  ASSERT_TRUE(cache.answer(key, 1, due));
+  cache.forget_answers();
+  EXPECT_FALSE(cache.answer(key, 2, due));
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  cache.close();
+  EXPECT_FALSE(cache.answer(key, 3, due));
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  EXPECT_FALSE(cache.answer(key, 4, due)) << "nothing is remembered once closed";
+  EXPECT_EQ(cache.take("p-1").size(), 1u);
+}
+
+}  // namespace
+}  // namespace idempay::actors
