@@ -63,8 +63,16 @@ void Directory::send_due_repeats() {
     return;
   }
   for (const std::string& id : context_->repeats->due()) {
-    send(id, repeats_atom::value, RepeatsCommand{id, {}});
+    send_repeats(id);
   }
+}
+
+void Directory::send_repeats(const std::string& payment_id) {
+  // The sink is never answered: its end, once the command is done with, hands back whatever
+  // the actor did not take.
+  RepeatCache* cache = context_->repeats;
+  send(payment_id, repeats_atom::value,
+       RepeatsCommand{payment_id, ReplySink([cache, payment_id](const Reply&) { cache->hand_back(payment_id); })});
 }
 
 void Directory::offer_retirement(uint64_t idle_generations) {

@@ -60,6 +60,9 @@ public:
   /// Sends (repeats_atom, RepeatsCommand) to each payment whose arrivals answered from the
   /// context's RepeatCache wait for its audit trail (RepeatCache::due); ticks do it too.
   void send_due_repeats();
+  /// The same for one payment: its actor takes them from the cache into the audit trail, or
+  /// hands them back to be sent again (its record could not be read).
+  void send_repeats(const std::string& payment_id);
 
   size_t size();
 

@@ -106,7 +106,7 @@ struct NotifiedCommand {
 /// Arrivals answered from the RepeatCache wait for the payment's audit trail.
 struct RepeatsCommand {
   std::string payment_id;
-  ReplySink sink;  ///< nobody waits: never set
+  ReplySink sink;  ///< nobody waits: it hands back, when dropped, what was not taken
 };
 
 struct RefreshCommand {

@@ -259,6 +259,9 @@ void PaymentActor::perform(Decision d) {
     case Next::kEnd:
       if (d.answer) {
         reply_all(*d.answer);
+        if (flow_ == Flow::kCreate) {  // the gateway's retries of this very request, answered without us
+          remember_answer(inflight_repeat_key_, inflight_merchant_, inflight_fingerprint_, *d.answer);
+        }
       }
       return finish();
     case Next::kReconcileLater:
@@ -437,6 +440,7 @@ void PaymentActor::finish() {
   inflight_create_.reset();
   inflight_request_id_.clear();
   inflight_fingerprint_.clear();
+  inflight_repeat_key_.clear();
   inflight_merchant_.clear();
   if (auto done = std::exchange(on_finished_, nullptr)) {
     done();

@@ -242,6 +242,8 @@ private:
   void on_create(CreateCommand cmd);
   bool answer_replay_from_cache(const CreateCommand& cmd);
   void remember_repeat(const CreateCommand& cmd, const Decision& d);
+  void remember_answer(const std::string& repeat_key, const std::string& merchant, const std::string& fingerprint,
+                       const Reply& answer);
   void on_repeats(RepeatsCommand cmd);
   void on_terminal(TerminalCommand cmd);
   void on_operate(OperateCommand cmd);
@@ -277,6 +279,7 @@ private:
   std::shared_ptr<ppp::CreatePaymentRequest> inflight_create_;  // card data lives only here
   std::string inflight_request_id_;
   std::string inflight_fingerprint_;
+  std::string inflight_repeat_key_;  // the Create Payment that started it, for the RepeatCache
   std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
   std::function<void()> on_finished_;  // recovery: told when its reconciliation has ended
   std::optional<OperateCommand> pending_cancel_;  // a cancel waiting for the payment's status

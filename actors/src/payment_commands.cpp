@@ -82,6 +82,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
   begin(Flow::kCreate, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_create, cmd, shared()));
   waiters_.push_back(cmd.sink);
   inflight_fingerprint_ = fingerprint;
+  inflight_repeat_key_ = std::move(cmd.repeat_key);
   bool new_intent = !payment_.record && d.next == Next::kAuthorize;
   inflight_create_ = std::make_shared<ppp::CreatePaymentRequest>(std::move(cmd.request));
   carry_out(std::move(d), new_intent ? "after-intent" : nullptr);
@@ -110,11 +111,21 @@ bool PaymentActor::answer_replay_from_cache(const CreateCommand& cmd) {
 // good: the request threads may give it from now on (RepeatCache), and this actor records the
 // arrivals they answer (on_repeats).
 void PaymentActor::remember_repeat(const CreateCommand& cmd, const Decision& d) {
-  if (cmd.repeat_key.empty() || !d.answer || d.noted.size() != 1 || d.noted[0].kind != AuditKind::kEventDuplicateReused
-      || is_unresolved(record().state) || record().state == PaymentState::kUndefined) {
-    return;  // an undefined payment's answer changes when its outcome is known
+  if (d.answer && d.noted.size() == 1 && d.noted[0].kind == AuditKind::kEventDuplicateReused) {
+    remember_answer(cmd.repeat_key, cmd.merchant, d.noted[0].fingerprint, *d.answer);
   }
-  ctx_.repeats->remember(cmd.repeat_key, id(), cmd.merchant, d.noted[0].fingerprint, *d.answer);
+}
+
+// Only the stored answer of a payment whose answer can no longer change: an undefined one
+// changes when its outcome is known.
+void PaymentActor::remember_answer(const std::string& repeat_key, const std::string& merchant,
+                                   const std::string& fingerprint, const Reply& answer) {
+  if (repeat_key.empty() || !payment_.record || is_unresolved(record().state)
+      || record().state == PaymentState::kUndefined || answer.outcome != Outcome::kDone
+      || answer.body != record().response) {
+    return;
+  }
+  ctx_.repeats->remember(repeat_key, id(), merchant, fingerprint, answer);
 }
 
 void PaymentActor::on_repeats(RepeatsCommand cmd) {

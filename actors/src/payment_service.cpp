@@ -201,7 +201,7 @@ std::optional<Reply> PaymentService::repeated_answer(const std::string& repeat_k
   std::string due;
   auto answer = impl_->repeats.answer(repeat_key, now_unix_ms(), due);
   if (!due.empty()) {
-    directory->send(due, repeats_atom::value, RepeatsCommand{due, {}});
+    directory->send_repeats(due);
   }
   return answer;
 }
@@ -381,14 +381,14 @@ std::pair<int64_t, int64_t> PaymentService::outbox_backlog() const {
 // Arrivals answered from the repeat cache reach their payments' trails before the actors stop.
 void PaymentService::settle_repeats() {
   impl_->repeats.close();
-  impl_->directory->send_due_repeats();
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!impl_->repeats.settled()) {
     if (std::chrono::steady_clock::now() > give_up) {
       spdlog::warn("stopping with repeated Create Payments not yet in their audit trails");
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    impl_->directory->send_due_repeats();  // again for those whose record could not be read
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

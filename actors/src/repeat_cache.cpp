@@ -38,7 +38,8 @@ std::optional<domain::Reply> RepeatCache::answer(const std::string& key, int64_t
 
 void RepeatCache::remember(const std::string& key, const std::string& payment_id, const std::string& merchant,
                            const std::string& fingerprint, const domain::Reply& answer) {
-  auto entry = std::make_shared<const Entry>(Entry{payment_id, merchant, fingerprint, answer});
+  auto entry = std::make_shared<Entry>(Entry{payment_id, merchant, fingerprint, answer});
+  entry->answer.served = "reused";  // what the access log says of a stored answer given again
   std::lock_guard lock(mutex_);
   if (closed_ || !entries_.emplace(key, std::move(entry)).second) {
     return;
@@ -71,6 +72,13 @@ std::vector<std::string> RepeatCache::due() {
     }
   }
   return ids;
+}
+
+void RepeatCache::hand_back(const std::string& payment_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = waiting_.find(payment_id); it != waiting_.end()) {
+    it->second.handed_out = false;
+  }
 }
 
 bool RepeatCache::settled() const {

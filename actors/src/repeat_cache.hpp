@@ -7,9 +7,9 @@
 // then costs little more than its HTTP exchange.
 //
 // An entry is keyed by the exact request: the merchant that sent it, the homologation suite's
-// mark and a keyed hash of its body. Only bytes the payment's actor has answered with the
-// stored answer are ever keyed (the actor remembers them), so the cached answer is the one the
-// actor would give. The key is an HMAC under a random key that lives in memory only: the body
+// mark and a keyed hash of its body. Only requests the payment's actor answered with the
+// stored answer of the resolved payment are ever keyed (the one that resolved it, and repeats:
+// the actor remembers them), so the cached answer is the one the actor would give again. The key is an HMAC under a random key that lives in memory only: the body
 // may hold card data, and neither it nor an unkeyed hash of it is kept.
 //
 // Each arrival answered here is still accounted for (G5): it waits, with its time, until the
@@ -60,6 +60,10 @@ public:
 
   /// Payments with arrivals waiting that were not handed out by an earlier call since.
   std::vector<std::string> due();
+
+  /// `payment_id`'s arrivals, handed out and not taken (its record could not be read), are due
+  /// again at the next call of due().
+  void hand_back(const std::string& payment_id);
 
   /// True when no arrival is waiting.
   bool settled() const;

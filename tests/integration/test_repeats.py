@@ -38,7 +38,7 @@ def test_the_same_bytes_from_another_merchant_are_not_its_answer(connector_facto
     body = create_body("rep-alpha-1", value=40)
     status, first, _ = c.post("/payments", body, AS_ALPHA)
     assert status == 200 and json.loads(first)["status"] == "approved"
-    for _ in range(3):  # the first repeat is the actor's; the next ones the request thread's
+    for _ in range(3):  # answered by the request thread, from the answer the actor gave
         assert c.post("/payments", body, AS_ALPHA)[1] == first
     # Beta sends alpha's very bytes: refused, nothing of alpha's answer in it, and byte for byte
     # what alpha hears for a different payment under its own id.

@@ -37,6 +37,8 @@ TEST(RepeatCacheTest, OnlyRememberedRequestsAreAnsweredAndEachArrivalWaitsForThe
   EXPECT_FALSE(cache.settled());
   EXPECT_EQ(cache.due(), std::vector<std::string>{"p-1"});
   EXPECT_TRUE(cache.due().empty()) << "handed out once until taken";
+  cache.hand_back("p-1");  // its actor could not read the record
+  EXPECT_EQ(cache.due(), std::vector<std::string>{"p-1"});
   auto arrivals = cache.take("p-1");
   ASSERT_EQ(arrivals.size(), 2u);
   EXPECT_EQ(arrivals[0].time, 100);
