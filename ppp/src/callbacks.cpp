@@ -24,10 +24,17 @@ int64_t retry_after_seconds(std::string_view value) {
   }
   return n;
 }
+
+// Callbacks authenticate with the gateway's credentials, never with a client certificate.
+http::ClientOptions client_options(std::string extra_ca_file) {
+  http::ClientOptions options;
+  options.extra_ca_file = std::move(extra_ca_file);
+  return options;
+}
 }  // namespace
 
 HttpCallbackTransport::HttpCallbackTransport(CallbackTransportOptions options)
-    : options_(std::move(options)), client_(http::ClientOptions{options_.extra_ca_file}) {}
+    : options_(std::move(options)), client_(client_options(options_.extra_ca_file)) {}
 
 void HttpCallbackTransport::send(actors::CallbackAttempt attempt, std::function<void(actors::CallbackResult)> done) {
   if (auto allowed = http::check_destination(attempt.url, options_.destinations); !allowed) {

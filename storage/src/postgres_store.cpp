@@ -80,6 +80,16 @@ uint64_t big_endian_u64(const char* p) {
   return v;
 }
 
+// `v` as a binary int8 parameter: eight bytes, most significant first.
+std::string big_endian_int8(int64_t v) {
+  std::string out(8, '\0');
+  auto u = static_cast<uint64_t>(v);
+  for (int i = 7; i >= 0; --i, u >>= 8) {
+    out[static_cast<size_t>(i)] = static_cast<char>(u & 0xff);
+  }
+  return out;
+}
+
 // The smallest byte string greater than every string starting with `prefix`; empty if none.
 std::string prefix_upper_bound(std::string_view prefix) {
   std::string upper(prefix);
@@ -175,8 +185,12 @@ public:
     if (!name) {
       return tl::unexpected(name.error());
     }
-    if (PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(params.size()), values.data(), lengths.data(),
-                            formats.data(), 1) == 0) {
+    int sent = name->empty()
+                   ? PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                                       lengths.data(), formats.data(), 1)
+                   : PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(params.size()), values.data(),
+                                         lengths.data(), formats.data(), 1);
+    if (sent == 0) {
       return tl::unexpected(unavailable(last_error()));
     }
     return one_result(PGRES_TUPLES_OK);
@@ -184,23 +198,25 @@ public:
 
   // The name `sql` is prepared under on this session, preparing it the first time: a read
   // is then parsed and planned once per connection rather than once per call. The readers'
-  // statements are few (one per keyspace and kind of read); past kMaxPrepared, the unnamed
-  // statement is prepared for each call.
+  // statements are few (one per keyspace and kind of read: values, limits included, are
+  // parameters); past kMaxPrepared an empty name says to send the statement with its
+  // parameters, in one round trip as before.
   Result<std::string> prepared(const std::string& sql, int params) {
     static constexpr size_t kMaxPrepared = 256;
     if (auto it = prepared_.find(sql); it != prepared_.end()) {
       return it->second;
     }
-    std::string name = prepared_.size() < kMaxPrepared ? "s" + std::to_string(prepared_.size()) : "";
+    if (prepared_.size() >= kMaxPrepared) {
+      return std::string();
+    }
+    std::string name = "s" + std::to_string(prepared_.size());
     if (PQsendPrepare(conn_, name.c_str(), sql.c_str(), params, nullptr) == 0) {
       return tl::unexpected(unavailable(last_error()));
     }
     if (auto done = one_result(PGRES_COMMAND_OK); !done) {
       return tl::unexpected(done.error());
     }
-    if (!name.empty()) {
-      prepared_.emplace(sql, name);
-    }
+    prepared_.emplace(sql, name);
     return name;
   }
 
@@ -393,7 +409,7 @@ public:
         read_only_(read_only),
         readers_(std::max<size_t>(reader_threads, 1)),
         committer_("idempay-commit",
-                   {[this](std::vector<PendingCommit>& group) { commit_group(group); }, kMaxGroup}) {}
+                   {[this](std::vector<PendingCommit>& group) { commit_group(group); }, kMaxGroup, {}, {}}) {}
 
   ~PostgresStore() override {
     readers_.stop();
@@ -463,10 +479,15 @@ private:
     if (auto k = known(ks); !k) {
       return tl::unexpected(k.error());
     }
+    // The limit is a parameter (int8, binary: big-endian), not text: one prepared statement
+    // serves every limit an operator's scan asks for.
+    std::string limit_bytes = big_endian_int8(static_cast<int64_t>(std::min<size_t>(limit, 1u << 30)));
+    std::vector<std::string_view> all = params;
+    all.push_back(limit_bytes);
     std::string sql = "SELECT value, etag, key FROM " + tables_.names[ks.index] + " WHERE " + condition
-                      + " ORDER BY key LIMIT " + std::to_string(std::min<size_t>(limit, 1u << 30));
+                      + " ORDER BY key LIMIT $" + std::to_string(all.size());
     return pool_->with([&](Connection& c) -> Result<std::vector<std::pair<std::string, Versioned>>> {
-      auto r = c.query(sql, params);
+      auto r = c.query(sql, all);
       if (!r) {
         return tl::unexpected(r.error());
       }
