@@ -20,8 +20,11 @@ namespace idempay::actors {
 namespace {
 constexpr std::string_view kFingerprintKeyName = "fingerprint-key";
 constexpr std::string_view kPosLinkKeyName = "pos-link-key";
-// Answers of resolved payments kept for their repeats: about 1.5 KB each.
+// Answers of resolved payments kept for their repeats: about 1.5 KB each; and arrivals they
+// answered waiting for their trails, 24 bytes each (a tick drains them: only a store out of
+// reach lets them gather, and a flood of 50,000 repeats a second fills this in a second).
 constexpr size_t kRepeatCapacity = 16'384;
+constexpr size_t kRepeatsWaiting = 65'536;
 }  // namespace
 
 // One acquirer for every payment.
@@ -58,7 +61,7 @@ struct PaymentService::Impl {
   CallbackTransport& transport;
   ServiceOptions options;
   OutboxStats outbox;  // the dispatcher's, for the metrics
-  RepeatCache repeats{kRepeatCapacity};
+  RepeatCache repeats{kRepeatCapacity, kRepeatsWaiting};
   ActorContext context;
   // Outlives the actor system (declared before it): actors leaving it call forget(). Closed,
   // never reset, on shutdown, so that late requests find it and are answered 503.

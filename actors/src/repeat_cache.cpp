@@ -4,7 +4,8 @@
 
 namespace idempay::actors {
 
-RepeatCache::RepeatCache(size_t capacity) : hash_key_(crypto::random_bytes(32)), capacity_(capacity) {}
+RepeatCache::RepeatCache(size_t capacity, size_t max_waiting)
+    : hash_key_(crypto::random_bytes(32)), capacity_(capacity), max_waiting_(max_waiting) {}
 
 std::string RepeatCache::key(std::string_view merchant, bool test_suite, std::string_view body) const {
   crypto::Digest digest = crypto::hmac_sha256(hash_key_, body);
@@ -21,13 +22,14 @@ std::optional<domain::Reply> RepeatCache::answer(const std::string& key, int64_t
   std::shared_ptr<const Entry> entry;
   {
     std::lock_guard lock(mutex_);
-    auto it = closed_ ? entries_.end() : entries_.find(key);
+    auto it = closed_ || waiting_count_ >= max_waiting_ ? entries_.end() : entries_.find(key);
     if (it == entries_.end()) {
       return std::nullopt;
     }
     entry = it->second;
     Waiting& waiting = waiting_[entry->payment_id];
-    waiting.arrivals.push_back({now, entry->merchant, entry->fingerprint});
+    waiting.arrivals.emplace_back(now, entry);
+    ++waiting_count_;
     if (waiting.arrivals.size() >= kBatch && !waiting.handed_out) {
       waiting.handed_out = true;
       due = entry->payment_id;
@@ -57,7 +59,12 @@ std::vector<RepeatCache::Arrival> RepeatCache::take(const std::string& payment_i
   if (it == waiting_.end()) {
     return {};
   }
-  auto arrivals = std::move(it->second.arrivals);
+  std::vector<Arrival> arrivals;
+  arrivals.reserve(it->second.arrivals.size());
+  for (const auto& [time, entry] : it->second.arrivals) {
+    arrivals.push_back({time, entry->merchant, entry->fingerprint});
+  }
+  waiting_count_ -= arrivals.size();
   waiting_.erase(it);
   return arrivals;
 }

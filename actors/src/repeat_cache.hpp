@@ -40,8 +40,10 @@ public:
   /// One payment's arrivals wait for its actor once this many have come.
   static constexpr size_t kBatch = 32;
 
-  /// At most `capacity` answers are kept; the oldest remembered goes first.
-  explicit RepeatCache(size_t capacity);
+  /// At most `capacity` answers are kept, the oldest remembered going first, and at most
+  /// `max_waiting` arrivals wait for their trails: past that (their actors cannot record them,
+  /// the store being out of reach) nothing is answered here, and repeats go to their actors.
+  RepeatCache(size_t capacity, size_t max_waiting);
 
   /// The key of a Create Payment: who sent it, whether the homologation suite did, its bytes.
   std::string key(std::string_view merchant, bool test_suite, std::string_view body) const;
@@ -82,12 +84,14 @@ private:
     domain::Reply answer;
   };
   struct Waiting {
-    std::vector<Arrival> arrivals;
+    std::vector<std::pair<int64_t, std::shared_ptr<const Entry>>> arrivals;  ///< time, request
     bool handed_out = false;  ///< named by due() since the last take()
   };
 
   std::string hash_key_;
   size_t capacity_;
+  size_t max_waiting_;
+  size_t waiting_count_ = 0;  ///< arrivals in waiting_
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Entry>> entries_;
   std::deque<std::string> order_;  ///< keys, oldest remembered first

@@ -9,7 +9,7 @@ namespace {
 domain::Reply approved() { return domain::Reply(domain::Outcome::kDone, R"({"status":"approved"})"); }
 
 TEST(RepeatCacheTest, AKeyNamesTheMerchantTheSuiteMarkAndTheExactBytes) {
-  RepeatCache cache(8);
+  RepeatCache cache(8, 1000);
   std::string key = cache.key("alpha", false, "{\"paymentId\":\"p\"}");
   EXPECT_EQ(key, cache.key("alpha", false, "{\"paymentId\":\"p\"}"));
   EXPECT_NE(key, cache.key("beta", false, "{\"paymentId\":\"p\"}"));
@@ -18,12 +18,12 @@ TEST(RepeatCacheTest, AKeyNamesTheMerchantTheSuiteMarkAndTheExactBytes) {
   // A merchant's name cannot run into the body: the mark and the digest have fixed lengths.
   EXPECT_NE(cache.key("a", false, "b"), cache.key(std::string_view("a\0f", 3), false, "b"));
   // Keyed per process: a digest of a body holding card data is worthless to anyone else.
-  EXPECT_NE(key, RepeatCache(8).key("alpha", false, "{\"paymentId\":\"p\"}"));
+  EXPECT_NE(key, RepeatCache(8, 1000).key("alpha", false, "{\"paymentId\":\"p\"}"));
   EXPECT_EQ(key.find("paymentId"), std::string::npos);
 }
 
 TEST(RepeatCacheTest, OnlyRememberedRequestsAreAnsweredAndEachArrivalWaitsForTheTrail) {
-  RepeatCache cache(8);
+  RepeatCache cache(8, 1000);
   std::string key = cache.key("alpha", false, "body");
   std::string due;
   EXPECT_FALSE(cache.answer(key, 1, due));
@@ -50,7 +50,7 @@ TEST(RepeatCacheTest, OnlyRememberedRequestsAreAnsweredAndEachArrivalWaitsForThe
 }
 
 TEST(RepeatCacheTest, AFullBatchIsDueAtOnce) {
-  RepeatCache cache(8);
+  RepeatCache cache(8, 1000);
   std::string key = cache.key("alpha", false, "body");
   cache.remember(key, "p-1", "alpha", "fp", approved());
   std::string due;
@@ -65,7 +65,7 @@ TEST(RepeatCacheTest, AFullBatchIsDueAtOnce) {
 }
 
 TEST(RepeatCacheTest, TheOldestAnswerGoesWhenFull) {
-  RepeatCache cache(2);
+  RepeatCache cache(2, 1000);
   std::string due;
   for (int i = 0; i < 3; ++i) {
     cache.remember(cache.key("alpha", false, std::to_string(i)), "p-" + std::to_string(i), "alpha", "fp", approved());
@@ -76,7 +76,7 @@ TEST(RepeatCacheTest, TheOldestAnswerGoesWhenFull) {
 }
 
 TEST(RepeatCacheTest, ForgottenOrClosedItAnswersNothingButKeepsTheArrivals) {
-  RepeatCache cache(8);
+  RepeatCache cache(8, 1000);
   std::string key = cache.key("alpha", false, "body");
   cache.remember(key, "p-1", "alpha", "fp", approved());
   std::string due;
@@ -89,6 +89,19 @@ TEST(RepeatCacheTest, ForgottenOrClosedItAnswersNothingButKeepsTheArrivals) {
   cache.remember(key, "p-1", "alpha", "fp", approved());
   EXPECT_FALSE(cache.answer(key, 4, due)) << "nothing is remembered once closed";
   EXPECT_EQ(cache.take("p-1").size(), 1u);
+}
+
+TEST(RepeatCacheTest, ArrivalsTheTrailsCannotTakeStopTheShortcut) {
+  RepeatCache cache(8, 3);
+  std::string key = cache.key("alpha", false, "body");
+  cache.remember(key, "p-1", "alpha", "fp", approved());
+  std::string due;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(cache.answer(key, i, due));
+  }
+  EXPECT_FALSE(cache.answer(key, 3, due)) << "the store is out of reach: the actor answers, as it would anyway";
+  EXPECT_EQ(cache.take("p-1").size(), 3u);
+  EXPECT_TRUE(cache.answer(key, 4, due)) << "taken: the shortcut is open again";
 }
 
 }  // namespace
