@@ -1,6 +1,7 @@
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/audit.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "idempay/base/crypto.hpp"
@@ -84,8 +85,11 @@ void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   ++total_;
   for (auto& row : rows_) {
     if (row.kind == to_string(e.kind) && row.fingerprint == e.fingerprint && row.merchant == e.merchant) {
+      // Arrivals answered on a request thread are recorded a tick later, so they may come
+      // after a later one the actor answered itself: first and last are the extremes.
       ++row.count;
-      row.last = now;
+      row.first = std::min(row.first, now);
+      row.last = std::max(row.last, now);
       return;
     }
   }
@@ -96,8 +100,10 @@ void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   if (rows_.size() + 1 == kMaxRows) {
     rows_.push_back(ArrivalCount{"other", "", "", 0, now, now});
   }
-  ++rows_.back().count;
-  rows_.back().last = now;
+  ArrivalCount& other = rows_.back();
+  ++other.count;
+  other.first = std::min(other.first, now);
+  other.last = std::max(other.last, now);
 }
 
 }  // namespace idempay::domain

@@ -101,9 +101,16 @@ TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows
   EXPECT_EQ(tally.rows()[0].count, 500u);
   EXPECT_EQ(tally.rows()[0].first, 1000);
   EXPECT_EQ(tally.rows()[0].last, 1499);
+  // One answered on a request thread a moment before, recorded after the actor's own.
+  tally.add(dup, 1200);
+  EXPECT_EQ(tally.rows()[0].last, 1499) << "last never moves back";
+  tally.add(dup, 900);
+  EXPECT_EQ(tally.rows()[0].first, 900);
+  EXPECT_EQ(tally.total(), 602u);
+  EXPECT_EQ(tally.rows()[0].count, 502u);
   EXPECT_EQ(tally.rows().back().kind, "other");
   auto back = ArrivalTally::decode(tally.encode()).value();
-  EXPECT_EQ(back.total(), 600u);
+  EXPECT_EQ(back.total(), 602u);
   EXPECT_EQ(back.rows().size(), tally.rows().size());
   EXPECT_TRUE(is_repeat(AuditKind::kEventDuplicateReused));
   EXPECT_FALSE(is_repeat(AuditKind::kEventProcessed));
