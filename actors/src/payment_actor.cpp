@@ -530,6 +530,9 @@ void PaymentActor::abandon(const Error& e) {
 // -- audit trail ----------------------------------------------------------------------------------
 
 void PaymentActor::audit_now(AuditEntry e) {
+  if (e.time == 0) {  // set already for an arrival answered earlier, without this actor
+    e.time = now_unix_ms();
+  }
   observe(e);
   if (!payment_.record) {
     return;  // no chain for a payment that does not exist
@@ -548,7 +551,7 @@ void PaymentActor::audit_now(AuditEntry e) {
   bool first = audit_buffer_.empty() && !tally_changed_;
   // Counts are kept by one instance only: a shared store keeps every arrival as an entry.
   if (!shared() && is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
-    tally_.add(e, e.time != 0 ? e.time : now_unix_ms());
+    tally_.add(e, e.time);
     tally_changed_ = true;
     if (tally_.total() >= kSealEvery) {
       seal_tally();

@@ -77,6 +77,9 @@ private:
   }
   // Other instances write this store too: what is cached may be stale (see when_loaded).
   bool shared() const { return ctx_.core.shared(); }
+  // Shared stores: the record last read may serve a resolved payment's repeats, without a read
+  // (their answer cannot change), while nothing runs and no race was lost since.
+  bool last_read_serves() const { return shared() && copy_ == Copy::kNone && !busy() && !stale_ && payment_.record; }
   const PaymentRecord& record() const { return *payment_.record; }
 
   void release_waiters();

@@ -93,8 +93,7 @@ void PaymentActor::on_create(CreateCommand cmd) {
 // operations change the state, never that answer): its replays and refusals are answered from
 // the record last read, without a round trip to the database.
 bool PaymentActor::answer_replay_from_cache(const CreateCommand& cmd) {
-  if (copy_ != Copy::kNone || !shared() || busy() || stale_ || !payment_.record || is_unresolved(record().state)
-      || record().state == PaymentState::kUndefined) {
+  if (!last_read_serves() || is_unresolved(record().state) || record().state == PaymentState::kUndefined) {
     return false;
   }
   std::string fingerprint = ppp::payment_fingerprint(ctx_.core.fingerprint_key, cmd.request);
@@ -129,8 +128,7 @@ void PaymentActor::remember_answer(const std::string& repeat_key, const std::str
 }
 
 void PaymentActor::on_repeats(RepeatsCommand cmd) {
-  bool at_hand = shared() && copy_ == Copy::kNone && !busy() && !stale_ && payment_.record;
-  if (!at_hand && wait_for_load(&PaymentActor::on_repeats, cmd)) {
+  if (!last_read_serves() && wait_for_load(&PaymentActor::on_repeats, cmd)) {
     return;
   }
   for (auto& arrival : ctx_.repeats->take(id())) {

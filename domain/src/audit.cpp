@@ -81,16 +81,21 @@ bool is_repeat(AuditKind kind) {
   }
 }
 
+namespace {
+// Arrivals answered on a request thread are recorded a tick later, so they may come after a
+// later one the actor answered itself: first and last are the extremes.
+void count_in(ArrivalCount& row, int64_t now) {
+  ++row.count;
+  row.first = std::min(row.first, now);
+  row.last = std::max(row.last, now);
+}
+}  // namespace
+
 void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   ++total_;
   for (auto& row : rows_) {
     if (row.kind == to_string(e.kind) && row.fingerprint == e.fingerprint && row.merchant == e.merchant) {
-      // Arrivals answered on a request thread are recorded a tick later, so they may come
-      // after a later one the actor answered itself: first and last are the extremes.
-      ++row.count;
-      row.first = std::min(row.first, now);
-      row.last = std::max(row.last, now);
-      return;
+      return count_in(row, now);
     }
   }
   if (rows_.size() + 1 < kMaxRows) {
@@ -100,10 +105,7 @@ void ArrivalTally::add(const AuditEntry& e, int64_t now) {
   if (rows_.size() + 1 == kMaxRows) {
     rows_.push_back(ArrivalCount{"other", "", "", 0, now, now});
   }
-  ArrivalCount& other = rows_.back();
-  ++other.count;
-  other.first = std::min(other.first, now);
-  other.last = std::max(other.last, now);
+  count_in(rows_.back(), now);
 }
 
 }  // namespace idempay::domain

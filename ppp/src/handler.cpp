@@ -82,15 +82,19 @@ std::string_view outcome_name(actors::Outcome outcome) {
 
 // The answer, with what the access log adds: the command's outcome (and an operation's
 // requestId).
+http::Response to_response(actors::Reply reply, const std::string& request_id = {}) {
+  http::Response r(http_status(reply.outcome), std::move(reply.body));
+  r.log.emplace_back("outcome", outcome_name(reply.outcome));
+  r.log.emplace_back("answer", reply.served.empty() ? "first" : reply.served);
+  if (!request_id.empty()) {
+    r.log.emplace_back("operationRequestId", request_id);
+  }
+  return r;
+}
+
 actors::ReplyFn to_responder(const http::Responder& respond, std::string request_id = {}) {
   return [respond, request_id = std::move(request_id)](actors::Reply reply) {
-    http::Response r(http_status(reply.outcome), std::move(reply.body));
-    r.log.emplace_back("outcome", outcome_name(reply.outcome));
-    r.log.emplace_back("answer", reply.served.empty() ? "first" : reply.served);
-    if (!request_id.empty()) {
-      r.log.emplace_back("operationRequestId", request_id);
-    }
-    respond(std::move(r));
+    respond(to_response(std::move(reply), request_id));
   };
 }
 
@@ -228,7 +232,7 @@ void PppHandler::create_payment(http::Request& request, const http::Responder& r
   bool test_suite = is_from_test_suite(request);
   std::string repeat_key = service_.repeat_key(request.principal, test_suite, request.body);
   if (auto answer = service_.repeated_answer(repeat_key)) {
-    return to_responder(respond)(std::move(*answer));
+    return respond(to_response(std::move(*answer)));
   }
   auto parsed = ppp::parse_create_payment(request.body);
   if (!parsed) {
