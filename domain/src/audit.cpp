@@ -231,19 +231,21 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), std::move(stored),
                     guarded_ ? std::optional<uint64_t>(0) : std::nullopt, !guarded_});
   // The head is rewritten with each entry; a batch holding several keeps only the last one,
-  // conditioned on the version the batch's first entry was chained from.
+  // conditioned on the version the batch's first entry was chained from. It is looked for
+  // from the end, where the entry before this one left it: a burst of thousands of entries
+  // in one batch (repeats recorded while a shared store's commit is in flight) costs each
+  // entry the same, not one step per entry already in the batch.
+  std::string head_key = audit_head_key(payment_id);
   std::optional<uint64_t> expected;
-  for (auto it = writes.begin(); it != writes.end(); ++it) {
-    if (it->keyspace == Space::kAudit && it->key == audit_head_key(payment_id)) {
-      expected = it->expected_etag;
-      writes.erase(it);
-      break;
-    }
+  auto is_head = [&head_key](const storage::Write& w) { return w.keyspace == Space::kAudit && w.key == head_key; };
+  if (auto it = std::find_if(writes.rbegin(), writes.rend(), is_head); it != writes.rend()) {
+    expected = it->expected_etag;
+    writes.erase(std::next(it).base());
   }
   if (guarded_ && !expected) {
     expected = head_etag_++;  // a new batch: it moves the head's version by one
   }
-  writes.push_back({Space::kAudit, audit_head_key(payment_id), encode(head_), expected, !guarded_});
+  writes.push_back({Space::kAudit, std::move(head_key), encode(head_), expected, !guarded_});
   return entry;
 }
 

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -15,8 +16,8 @@ import urllib.parse
 
 import pytest
 
-from conftest import (BIN, CALLBACK_ARGS, CALLBACK_SECRET, TEST_CARDS, assert_same_answers_one_charge, create_body,
-                      ledger, pay_and_settle)
+from conftest import (APP_KEY, APP_TOKEN, BIN, CALLBACK_ARGS, CALLBACK_SECRET, TEST_CARDS,
+                      assert_same_answers_one_charge, create_body, ledger, pay_and_settle)
 from receiver import callback_body, verify
 from test_callbacks import async_payment
 
@@ -147,6 +148,43 @@ def test_an_async_payment_on_postgresql_is_called_back_once_with_its_final_answe
     again = c.post("/payments", create_body("pg-async", card="4222222222222224", callbackUrl=r.url()))
     assert again[1] == request["body"]
     assert len({req["headers"]["webhook-id"] for req in r.requests}) == 1
+
+
+def duplicate_arrivals(payment_id, pg_uri):
+    inspected = subprocess.run([BIN, "inspect", payment_id, "--json", "--store", pg_uri], capture_output=True,
+                               check=True)
+    return len([e for e in json.loads(inspected.stdout)["audit"] if e["kind"] == "event_duplicate_reused"])
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (scripts/install-deps.sh)")
+def test_a_burst_of_repeats_of_one_payment_leaves_the_service_answering(connector_factory, pg_uri):
+    """Thousands of repeats of one payment within seconds (a gateway retrying hard, or a client
+    gone wrong): on a shared store each is its own chain entry, and they gather while the
+    payment's chained commit is in flight. Recording one must cost the same however many
+    gathered with it (it once cost one step per entry already gathered: a burst of a few
+    seconds left the service answering nothing for minutes). Right after the burst a new
+    payment is answered, and the trail ends up with every arrival, verified."""
+    connector = connector_factory(extra_args=["--store", pg_uri])
+    root = pathlib.Path(__file__).resolve().parents[2]
+    connections = 16
+    env = dict(os.environ, IDEMPAY_APP_KEY=APP_KEY, IDEMPAY_APP_TOKEN=APP_TOKEN, LUA_PATH=f"{root}/bench/lua/?.lua;;")
+    burst = subprocess.run(["wrk", "-t1", f"-c{connections}", "-d4s", "-s", str(root / "bench/lua/create_replay.lua"),
+                            f"http://127.0.0.1:{connector.port}/payments", "--", "pg-burst-1"],
+                           env=env, capture_output=True, text=True, timeout=60, check=True).stdout
+    answered = int(re.search(r"(\d+) requests in", burst).group(1))
+    assert answered > 2_000 and "Non-2xx" not in burst, burst
+    started = time.monotonic()
+    status, _, _ = connector.post("/payments", create_body("pg-after-burst"))
+    assert status == 200
+    assert time.monotonic() - started < 5
+    deadline = time.monotonic() + 60
+    while duplicate_arrivals("pg-burst-1", pg_uri) < answered - connections and time.monotonic() < deadline:
+        time.sleep(0.5)
+    # All but the first arrivals, which joined the create in flight; at most a request per
+    # connection more, received as wrk stopped and not counted by it.
+    assert answered - connections <= duplicate_arrivals("pg-burst-1", pg_uri) <= answered + connections
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_repeats_answered_without_the_actor_are_each_in_the_shared_trail(connector_factory, pg_uri):

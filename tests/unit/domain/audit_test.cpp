@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "idempay/domain/audit.hpp"
 
 namespace idempay::domain {
@@ -79,6 +82,36 @@ TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
   EXPECT_EQ(writes[0].key, audit_key("p1", 1));
   EXPECT_EQ(*writes[0].value, encode(first));
   EXPECT_EQ(writes[2].key, audit_head_key("p1"));
+}
+
+// On a shared store a payment's repeats gather in one batch while its chained commit is in
+// flight: thousands in a burst. Each append must cost the same however many entries the batch
+// holds (it once scanned the whole batch for the head, and a few seconds of repeats left the
+// service busy for minutes). Compared within this run, so the machine's speed cancels out.
+TEST(AuditTest, AnAppendCostsTheSameHoweverLongTheBatch) {
+  AuditChain chain;
+  chain.guard(true);
+  chain.reset(AuditHead{}, 1);
+  storage::Batch writes;
+  constexpr int kBlock = 500;
+  auto append_block = [&] {
+    auto started = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      chain.append("p1", sample(), writes);
+    }
+    return std::chrono::steady_clock::now() - started;
+  };
+  auto early = std::min(append_block(), append_block());
+  while (writes.size() < 20'000) {
+    append_block();
+  }
+  auto late = std::min(append_block(), append_block());
+  EXPECT_LT(late, early * 5) << "appends slow down as the batch grows";
+  size_t entries = writes.size() - 1;
+  EXPECT_EQ(chain.head().seq, entries);
+  ASSERT_EQ(writes.back().key, audit_head_key("p1"));  // one head, last, conditioned on the first
+  EXPECT_EQ(writes.back().expected_etag, std::optional<uint64_t>(1));
+  EXPECT_EQ(std::count_if(writes.begin(), writes.end(), [](const auto& w) { return w.key == audit_head_key("p1"); }), 1);
 }
 
 TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows) {
