@@ -290,6 +290,41 @@ TYPED_TEST(StoreConformanceTest, AFailedConditionInAGroupRefusesOnlyItsBatch) {
   EXPECT_TRUE(this->store->scan(Space::kAudit, "b", 100).value().empty());  // refused with their batches
 }
 
+// A key written by several batches of one group (and twice by one batch): each write finds
+// the one before it, as if the batches had been committed one by one.
+TYPED_TEST(StoreConformanceTest, AKeyWrittenAgainInTheSameGroupFindsTheWriteBeforeIt) {
+  constexpr int kRounds = 20;
+  constexpr int kPerRound = 5;
+  std::vector<std::promise<CommitResult>> done(kRounds * kPerRound);
+  auto keep = [&done](int i) { return [&done, i](CommitResult r) { done[i].set_value(std::move(r)); }; };
+  for (int i = 0; i < kRounds; ++i) {
+    std::string n = std::to_string(i);
+    this->store->commit({{Space::kPayments, "p" + n, "1", 0}}, keep(i * kPerRound));
+    this->store->commit({{Space::kPayments, "p" + n, "2", 1}}, keep(i * kPerRound + 1));
+    this->store->commit({{Space::kAudit, "head", "first" + n, std::nullopt, true}}, keep(i * kPerRound + 2));
+    this->store->commit({{Space::kPayments, "gone" + n, "x", 0}, {Space::kPayments, "gone" + n, std::nullopt, 1}},
+                        keep(i * kPerRound + 3));
+    this->store->commit({{Space::kAudit, "head", "again" + n, std::nullopt, true}}, keep(i * kPerRound + 4));
+  }
+  // (A blind write's etag is nobody's condition: only that it landed is checked.)
+  const std::vector<std::vector<uint64_t>> etags{{1}, {2}, {}, {1, 0}, {}};
+  for (int i = 0; i < kRounds * kPerRound; ++i) {
+    auto r = done[i].get_future().get();
+    ASSERT_TRUE(r) << i << ": " << r.error().message;
+    if (!etags[i % kPerRound].empty()) {
+      EXPECT_EQ(*r, etags[i % kPerRound]) << i;
+    }
+  }
+  for (int i = 0; i < kRounds; ++i) {
+    auto p = this->store->get(Space::kPayments, "p" + std::to_string(i)).value();
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->value, "2");
+    EXPECT_EQ(p->etag, 2u);
+    EXPECT_FALSE(this->store->get(Space::kPayments, "gone" + std::to_string(i)).value());
+  }
+  EXPECT_EQ(this->store->get(Space::kAudit, "head").value()->value, "again" + std::to_string(kRounds - 1));
+}
+
 TYPED_TEST(StoreConformanceTest, RidingAlongCommitsKeepConditionsAndOrder) {
   ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a", "1", 0}}));
   std::promise<CommitResult> done;
