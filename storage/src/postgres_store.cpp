@@ -4,11 +4,10 @@
 // three round trips whatever its size —
 //   1. BEGIN, and the current etag of every key a condition needs, locked (FOR UPDATE);
 //   2. the conditions checked here (storage/src/conditions.hpp, the rule RocksDB uses), and
-//      the writes of the batches that pass as a few conditional statements, one per table
-//      and kind of write over arrays of rows (storage/src/postgres_writes.hpp), whose row
-//      counts are checked (put-if-absent: INSERT .. ON CONFLICT DO NOTHING; compare-and-swap:
-//      UPDATE .. WHERE etag = the one read), so that a writer this process does not know of
-//      (another instance) can never be overwritten: the group is rolled back and tried again;
+//      the writes of the batches that pass as conditional statements whose row counts are
+//      checked (put-if-absent: INSERT .. ON CONFLICT DO NOTHING; compare-and-swap: UPDATE ..
+//      WHERE etag = the one read), so that a writer this process does not know of (another
+//      instance) can never be overwritten: the group is rolled back and tried again instead;
 //   3. COMMIT.
 // Keys and values travel as hex literals ('\x..'): nothing taken from a request can reach
 // the statement's text otherwise. Reads go through a bounded pool of connections, as
@@ -34,7 +33,6 @@
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/storage/store.hpp"
 #include "commit_thread.hpp"
-#include "postgres_writes.hpp"
 #include "reader_threads.hpp"
 
 namespace idempay::storage {
@@ -51,6 +49,19 @@ struct ResultDeleter {
 using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 Error unavailable(std::string what) { return Error{ErrorCode::kUnavailable, "storage failure: " + std::move(what)}; }
+
+// 'x' as a bytea literal: hex digits only, whatever the bytes.
+std::string bytea_literal(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'\\x";
+  out.reserve(out.size() + bytes.size() * 2 + 1);
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+  }
+  out.push_back('\'');
+  return out;
+}
 
 // An identifier we write into statements ourselves: lower-case letters, digits, '_'.
 bool is_plain_identifier(std::string_view name) {
@@ -541,6 +552,36 @@ private:
     return etags;
   }
 
+  // The statement for one write that found `previous`, and the rows it must touch (-1: any).
+  std::pair<std::string, int> statement(const Write& w, uint64_t previous, uint64_t etag) const {
+    const std::string& table = tables_.names[w.keyspace.index];
+    std::string key = bytea_literal(w.key);
+    bool checked = !w.blind || w.expected_etag;
+    if (!w.value) {
+      if (!checked) {
+        return {"DELETE FROM " + table + " WHERE key = " + key, -1};
+      }
+      if (previous == 0) {
+        return {"", 0};  // absent already
+      }
+      return {"DELETE FROM " + table + " WHERE key = " + key + " AND etag = " + std::to_string(previous), 1};
+    }
+    std::string value = bytea_literal(*w.value);
+    if (!checked) {
+      return {"INSERT INTO " + table + " VALUES (" + key + "," + value + "," + std::to_string(etag)
+                  + ") ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, etag = EXCLUDED.etag",
+              -1};
+    }
+    if (previous == 0) {
+      return {"INSERT INTO " + table + " VALUES (" + key + "," + value + "," + std::to_string(etag)
+                  + ") ON CONFLICT DO NOTHING",
+              1};
+    }
+    return {"UPDATE " + table + " SET value = " + value + ", etag = " + std::to_string(etag) + " WHERE key = " + key
+                + " AND etag = " + std::to_string(previous),
+            1};
+  }
+
   void commit_group(std::vector<PendingCommit>& group) {
     std::vector<CommitResult> results;
     auto started = std::chrono::steady_clock::now();
@@ -570,7 +611,8 @@ private:
       return tl::unexpected(stored.error());
     }
     StagedEtags staged;
-    GroupStatements writes(tables_.names);
+    std::string sql;
+    std::vector<int> expected_rows;
     for (const auto& p : group) {
       std::vector<uint64_t> previous;
       auto etags = check_conditions(
@@ -582,41 +624,28 @@ private:
           &previous);
       if (etags) {
         for (size_t i = 0; i < p.batch.size(); ++i) {
-          const Write& w = p.batch[i];
-          writes.add(w, !w.blind || w.expected_etag, previous[i], (*etags)[i]);
+          auto [text, rows] = statement(p.batch[i], previous[i], (*etags)[i]);
+          if (!text.empty()) {
+            sql += text + ";";
+            expected_rows.push_back(rows);
+          }
         }
       }
       results.push_back(std::move(etags));
     }
-    if (auto written = run_checked(writes.take()); !written) {
-      return written;
+    if (!sql.empty()) {
+      auto written = writer_->run(sql);
+      if (!written) {
+        return tl::unexpected(written.error());
+      }
+      for (size_t i = 0; i < expected_rows.size(); ++i) {
+        if (expected_rows[i] >= 0 && std::atoi(PQcmdTuples((*written)[i].get())) != expected_rows[i]) {
+          return make_error(ErrorCode::kUnavailable, "a concurrent writer changed a key of this group; retry");
+        }
+      }
     }
     if (auto done = writer_->run("COMMIT"); !done) {
       return tl::unexpected(done.error());
-    }
-    return {};
-  }
-
-  // Runs a group's statements in one round trip; kUnavailable, for the group to be tried
-  // again, when one touched other rows than its conditions allow (a writer outside this
-  // process got in between).
-  Status run_checked(const std::vector<GroupStatement>& statements) {
-    if (statements.empty()) {
-      return {};
-    }
-    std::string sql;
-    for (const auto& s : statements) {
-      sql += s.sql + ";";
-    }
-    auto written = writer_->run(sql);
-    if (!written) {
-      return tl::unexpected(written.error());
-    }
-    for (size_t i = 0; i < statements.size(); ++i) {
-      long expected = statements[i].expected_rows;
-      if (expected >= 0 && std::atol(PQcmdTuples((*written)[i].get())) != expected) {
-        return make_error(ErrorCode::kUnavailable, "a concurrent writer changed a key of this group; retry");
-      }
     }
     return {};
   }
