@@ -879,6 +879,12 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     rows, nginx_rps = table_rows(runs)
     report(out_dir, opts, rows, nginx_rps, extra)
+    # A round in which the server answered nothing is a stalled server, not a slow one: a
+    # median over the rounds would hide it in the table.
+    silent = sorted({name for name, results in runs.items() for r in results if r["requests"] == 0})
+    if silent:
+        print(f"FAILED: no answer at all in a round of: {', '.join(silent)}", file=sys.stderr)
+        return 1
     return 0
 
 
