@@ -237,7 +237,9 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   // entry the same, not one step per entry already in the batch.
   std::string head_key = audit_head_key(payment_id);
   std::optional<uint64_t> expected;
-  auto is_head = [&head_key](const storage::Write& w) { return w.keyspace == Space::kAudit && w.key == head_key; };
+  auto is_head = [&head_key](const storage::Write& w) {
+    return w.keyspace == Space::kAudit && w.key == head_key;
+  };
   if (auto it = std::find_if(writes.rbegin(), writes.rend(), is_head); it != writes.rend()) {
     expected = it->expected_etag;
     writes.erase(std::next(it).base());

@@ -111,7 +111,8 @@ TEST(AuditTest, AnAppendCostsTheSameHoweverLongTheBatch) {
   EXPECT_EQ(chain.head().seq, entries);
   ASSERT_EQ(writes.back().key, audit_head_key("p1"));  // one head, last, conditioned on the first
   EXPECT_EQ(writes.back().expected_etag, std::optional<uint64_t>(1));
-  EXPECT_EQ(std::count_if(writes.begin(), writes.end(), [](const auto& w) { return w.key == audit_head_key("p1"); }), 1);
+  auto is_head = [](const storage::Write& w) { return w.key == audit_head_key("p1"); };
+  EXPECT_EQ(std::count_if(writes.begin(), writes.end(), is_head), 1);
 }
 
 TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows) {

@@ -302,7 +302,8 @@ TYPED_TEST(StoreConformanceTest, AKeyWrittenAgainInTheSameGroupFindsTheWriteBefo
     this->store->commit({{Space::kPayments, "p" + n, "1", 0}}, keep(i * kPerRound));
     this->store->commit({{Space::kPayments, "p" + n, "2", 1}}, keep(i * kPerRound + 1));
     this->store->commit({{Space::kAudit, "head", "first" + n, std::nullopt, true}}, keep(i * kPerRound + 2));
-    this->store->commit({{Space::kPayments, "gone" + n, "x", 0}, {Space::kPayments, "gone" + n, std::nullopt, 1}},
+    this->store->commit({{Space::kPayments, "gone" + n, "x", 0},  // put, then delete, in one batch
+                         {Space::kPayments, "gone" + n, std::nullopt, 1}},
                         keep(i * kPerRound + 3));
     this->store->commit({{Space::kAudit, "head", "again" + n, std::nullopt, true}}, keep(i * kPerRound + 4));
   }
