@@ -1,17 +1,19 @@
 // The PostgreSQL store: one table per keyspace (key bytea primary key, value bytea, etag
 // bigint), the same contract as RocksDB. Commits are group-committed by one committer thread
 // on its own connection: a group of batches is one transaction with synchronous commit, in
-// three round trips whatever its size —
+// two round trips whatever its size, each a pipeline of prepared statements (libpq's
+// pipeline mode) —
 //   1. BEGIN, and the current etag of every key a condition needs, locked (FOR UPDATE);
 //   2. the conditions checked here (storage/src/conditions.hpp, the rule RocksDB uses), and
-//      the writes of the batches that pass as conditional statements whose row counts are
-//      checked (put-if-absent: INSERT .. ON CONFLICT DO NOTHING; compare-and-swap: UPDATE ..
-//      WHERE etag = the one read), so that a writer this process does not know of (another
-//      instance) can never be overwritten: the group is rolled back and tried again instead;
-//   3. COMMIT.
-// Keys and values travel as hex literals ('\x..'): nothing taken from a request can reach
-// the statement's text otherwise. Reads go through a bounded pool of connections, as
-// statements prepared once per connection with binary parameters.
+//      the writes of the batches that pass, then COMMIT. A conditional write fails the
+//      statement when it finds the key not as read (put-if-absent: a plain INSERT, which a
+//      row inserted meanwhile violates; compare-and-swap: an UPDATE .. WHERE etag = the one
+//      read, which raises unless it touched the row), so that a writer this process does not
+//      know of (another instance) can never be overwritten: the pipeline stops before its
+//      COMMIT, and the group is rolled back and tried again instead.
+// Keys and values travel as binary parameters of statements prepared once per connection:
+// nothing taken from a request can reach a statement's text. Reads go through a bounded
+// pool of connections, prepared the same way.
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -50,16 +52,26 @@ using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 Error unavailable(std::string what) { return Error{ErrorCode::kUnavailable, "storage failure: " + std::move(what)}; }
 
-// 'x' as a bytea literal: hex digits only, whatever the bytes.
-std::string bytea_literal(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'\\x";
-  out.reserve(out.size() + bytes.size() * 2 + 1);
-  for (unsigned char c : bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0xf]);
+void put_u32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
   }
-  out.push_back('\'');
+}
+
+// `keys` as a binary bytea[] parameter: one dimension, no nulls, each element its length
+// and its bytes.
+std::string bytea_array(const std::set<std::string>& keys) {
+  constexpr uint32_t kByteaOid = 17;
+  std::string out;
+  put_u32(out, 1);  // dimensions
+  put_u32(out, 0);  // no nulls
+  put_u32(out, kByteaOid);
+  put_u32(out, static_cast<uint32_t>(keys.size()));
+  put_u32(out, 1);  // lower bound
+  for (const auto& key : keys) {
+    put_u32(out, static_cast<uint32_t>(key.size()));
+    out += key;
+  }
   return out;
 }
 
@@ -150,7 +162,7 @@ public:
     if (PQsendQuery(conn_, sql.c_str()) == 0) {
       return tl::unexpected(unavailable(last_error()));
     }
-    if (auto answered = await_answer(); !answered) {
+    if (auto answered = await_answer(deadline()); !answered) {
       return tl::unexpected(answered.error());
     }
     std::vector<PgResult> results;
@@ -174,26 +186,45 @@ public:
     if (auto ready = reconnect_if_broken(); !ready) {
       return tl::unexpected(ready.error());
     }
-    std::vector<const char*> values;
-    std::vector<int> lengths;
-    std::vector<int> formats(params.size(), 1);
-    for (auto p : params) {
-      values.push_back(p.data() != nullptr ? p.data() : "");  // a null pointer would be SQL NULL
-      lengths.push_back(static_cast<int>(p.size()));
-    }
     auto name = prepared(sql, static_cast<int>(params.size()));
     if (!name) {
       return tl::unexpected(name.error());
     }
-    int sent = name->empty()
-                   ? PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                                       lengths.data(), formats.data(), 1)
-                   : PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(params.size()), values.data(),
-                                         lengths.data(), formats.data(), 1);
-    if (sent == 0) {
-      return tl::unexpected(unavailable(last_error()));
+    if (auto sent = send({sql, params}, *name); !sent) {
+      return tl::unexpected(sent.error());
     }
     return one_result(PGRES_TUPLES_OK);
+  }
+
+  // A statement of a pipeline: its text, and its parameters in binary.
+  struct Statement {
+    std::string_view sql;  // outlives the call
+    std::vector<std::string_view> params;
+  };
+
+  // `statements` in one round trip (libpq's pipeline mode), each prepared the first time
+  // this session sees it; one result per statement, with binary columns. The first one to
+  // fail skips the rest (the server's rule for a pipeline) and is the error returned.
+  Result<std::vector<PgResult>> pipeline(const std::vector<Statement>& statements) {
+    if (auto ready = reconnect_if_broken(); !ready) {
+      return tl::unexpected(ready.error());
+    }
+    std::vector<std::string> names;  // prepared outside the pipeline: a failed one is not kept
+    for (const auto& s : statements) {
+      auto name = prepared(s.sql, static_cast<int>(s.params.size()));
+      if (!name) {
+        return tl::unexpected(name.error());
+      }
+      names.push_back(std::move(*name));
+    }
+    if (PQenterPipelineMode(conn_) == 0) {
+      return tl::unexpected(unavailable(last_error()));
+    }
+    auto results = send_pipeline(statements, names);
+    if (!results || PQexitPipelineMode(conn_) == 0) {
+      cut_off_ = true;  // results may still be on their way: this session starts afresh
+    }
+    return results;
   }
 
   // The name `sql` is prepared under on this session, preparing it the first time: a read
@@ -201,7 +232,7 @@ public:
   // statements are few (one per keyspace and kind of read: values, limits included, are
   // parameters); past kMaxPrepared an empty name says to send the statement with its
   // parameters, in one round trip as before.
-  Result<std::string> prepared(const std::string& sql, int params) {
+  Result<std::string> prepared(std::string_view sql, int params) {
     static constexpr size_t kMaxPrepared = 256;
     if (auto it = prepared_.find(sql); it != prepared_.end()) {
       return it->second;
@@ -210,7 +241,7 @@ public:
       return std::string();
     }
     std::string name = "s" + std::to_string(prepared_.size());
-    if (PQsendPrepare(conn_, name.c_str(), sql.c_str(), params, nullptr) == 0) {
+    if (PQsendPrepare(conn_, name.c_str(), std::string(sql).c_str(), params, nullptr) == 0) {
       return tl::unexpected(unavailable(last_error()));
     }
     if (auto done = one_result(PGRES_COMMAND_OK); !done) {
@@ -222,7 +253,7 @@ public:
 
   // The answer to the one statement just sent, which must have `status`.
   Result<PgResult> one_result(ExecStatusType status) {
-    if (auto answered = await_answer(); !answered) {
+    if (auto answered = await_answer(deadline()); !answered) {
       return tl::unexpected(answered.error());
     }
     PgResult r(PQgetResult(conn_));
@@ -246,23 +277,91 @@ public:
 private:
   Connection(PGconn* conn, std::shared_ptr<LinkBreaker> breaker) : conn_(conn), breaker_(std::move(breaker)) {}
 
-  // Sends what is queued and waits until the whole answer is in, within kRoundTrip; past
+  static std::chrono::steady_clock::time_point deadline() { return std::chrono::steady_clock::now() + kRoundTrip; }
+
+  // Queues `s` under its prepared `name` (empty: sent with its text).
+  Status send(const Statement& s, const std::string& name) {
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    std::vector<int> formats(s.params.size(), 1);
+    for (auto p : s.params) {
+      values.push_back(p.data() != nullptr ? p.data() : "");  // a null pointer would be SQL NULL
+      lengths.push_back(static_cast<int>(p.size()));
+    }
+    auto count = static_cast<int>(s.params.size());
+    int sent = name.empty() ? PQsendQueryParams(conn_, std::string(s.sql).c_str(), count, nullptr, values.data(),
+                                                lengths.data(), formats.data(), 1)
+                            : PQsendQueryPrepared(conn_, name.c_str(), count, values.data(), lengths.data(),
+                                                  formats.data(), 1);
+    if (sent == 0) {
+      return tl::unexpected(unavailable(last_error()));
+    }
+    return {};
+  }
+
+  Result<std::vector<PgResult>> send_pipeline(const std::vector<Statement>& statements,
+                                              const std::vector<std::string>& names) {
+    for (size_t i = 0; i < statements.size(); ++i) {
+      if (auto sent = send(statements[i], names[i]); !sent) {
+        return tl::unexpected(sent.error());
+      }
+    }
+    if (PQpipelineSync(conn_) == 0) {
+      return tl::unexpected(unavailable(last_error()));
+    }
+    auto until = deadline();
+    std::vector<PgResult> results;
+    std::optional<Error> failure;
+    for (;;) {
+      if (auto answered = await_answer(until); !answered) {
+        return tl::unexpected(answered.error());
+      }
+      PgResult r(PQgetResult(conn_));
+      if (!r) {  // the end of one statement's results
+        if (PQstatus(conn_) != CONNECTION_OK) {
+          return tl::unexpected(unavailable(last_error()));
+        }
+        continue;
+      }
+      auto status = PQresultStatus(r.get());
+      if (status == PGRES_PIPELINE_SYNC) {
+        break;
+      }
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) {
+        failure = statement_error(r.get());
+      }
+      results.push_back(std::move(r));
+    }
+    if (failure) {
+      return tl::unexpected(*failure);
+    }
+    return results;
+  }
+
+  // A statement's failure; a conditional write that found its key changed says so.
+  static Error statement_error(PGresult* r) {
+    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    std::string_view code = state != nullptr ? state : "";
+    if (code == "23505" || code == "22012") {  // unique_violation, division_by_zero: see WriteStatements
+      return unavailable("a concurrent writer changed a key of this group; retry");
+    }
+    return unavailable(PQresultErrorMessage(r));
+  }
+
+  // Sends what is queued and waits until the next answer is in, until `deadline`; past
   // that the connection is given up (cut_off_), to be opened again by the next statement.
-  Status await_answer() {
-    auto deadline = std::chrono::steady_clock::now() + kRoundTrip;
-    int flushed = 1;
+  Status await_answer(std::chrono::steady_clock::time_point deadline) {
+    // An answer already read (the rest of a pipeline's) is taken without waiting for more.
+    int flushed = PQflush(conn_);
     while (flushed != 0 || PQisBusy(conn_) != 0) {
+      if (flushed < 0) {
+        return make_error(ErrorCode::kUnavailable, "PostgreSQL: " + last_error());
+      }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         cut_off_ = true;
         breaker_->trip();
         return make_error(ErrorCode::kUnavailable, "PostgreSQL did not answer within 5 s; reconnecting");
-      }
-      if (flushed != 0) {
-        flushed = PQflush(conn_);
-        if (flushed < 0) {
-          return make_error(ErrorCode::kUnavailable, "PostgreSQL: " + last_error());
-        }
       }
       pollfd fd{PQsocket(conn_), static_cast<short>(POLLIN | (flushed != 0 ? POLLOUT : 0)), 0};
       if (::poll(&fd, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
@@ -271,6 +370,9 @@ private:
       }
       if ((fd.revents & (POLLIN | POLLERR | POLLHUP)) != 0 && PQconsumeInput(conn_) == 0) {
         return make_error(ErrorCode::kUnavailable, "PostgreSQL: " + last_error());
+      }
+      if (flushed != 0) {
+        flushed = PQflush(conn_);
       }
     }
     return {};
@@ -289,6 +391,9 @@ private:
     cut_off_ = false;
     prepared_.clear();  // a new session has none
     PQreset(conn_);
+    if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
+      (void)PQexitPipelineMode(conn_);  // a fresh session has no results pending
+    }
     PQsetnonblocking(conn_, 1);
     if (PQstatus(conn_) != CONNECTION_OK) {
       breaker_->trip();
@@ -300,7 +405,7 @@ private:
   PGconn* conn_;
   std::shared_ptr<LinkBreaker> breaker_;  // shared by the store's connections
   bool cut_off_ = false;  // a round trip timed out: the session is in an unknown state
-  std::map<std::string, std::string> prepared_;  // statement text -> its name in this session
+  std::map<std::string, std::string, std::less<>> prepared_;  // statement text -> its name in this session
 };
 
 // A bounded set of connections: a reader waits for one rather than opening more.
@@ -335,9 +440,35 @@ private:
 // Ends a failed transaction; its own failure changes nothing (the connection is reset next).
 void rollback(Connection& c) { (void)c.run("ROLLBACK"); }
 
+// The committer's statements on one table; parameters $1 key, $2 value, $3 etag, $4 the
+// etag a conditional write expects to find.
+struct WriteStatements {
+  explicit WriteStatements(const std::string& table)
+      : lock("SELECT key, etag FROM " + table + " WHERE key = ANY($1) ORDER BY key FOR UPDATE"),
+        put("INSERT INTO " + table + " VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, "
+            "etag = EXCLUDED.etag"),
+        remove("DELETE FROM " + table + " WHERE key = $1"),
+        // A plain INSERT: a row inserted since the group read the key violates the primary key.
+        insert("INSERT INTO " + table + " VALUES ($1, $2, $3)"),
+        // The group locked the row it read, so these touch it; should one not, the division
+        // by the count of rows touched fails the statement rather than the group committing.
+        swap("WITH w AS (UPDATE " + table + " SET value = $2, etag = $3 WHERE key = $1 AND etag = $4 RETURNING 1) "
+             "SELECT 1 / count(*) FROM w"),
+        remove_if("WITH w AS (DELETE FROM " + table + " WHERE key = $1 AND etag = $2 RETURNING 1) "
+                  "SELECT 1 / count(*) FROM w") {}
+
+  std::string lock;       // the etags of $1 (bytea[]), locked in key order
+  std::string put;        // blind
+  std::string remove;     // blind
+  std::string insert;     // put-if-absent
+  std::string swap;       // compare-and-swap
+  std::string remove_if;  // delete-if-etag ($2)
+};
+
 struct Tables {
   std::string schema;                // quoted
   std::vector<std::string> names;    // quoted, schema-qualified, by keyspace index
+  std::vector<WriteStatements> writes;  // by keyspace index
 };
 
 Result<Tables> tables_for(const PostgresOptions& options, const KeyspaceNames& keyspaces) {
@@ -352,6 +483,7 @@ Result<Tables> tables_for(const PostgresOptions& options, const KeyspaceNames& k
       return make_error(ErrorCode::kInvalidArgument, "keyspace name '" + name + "' is not a plain identifier");
     }
     t.names.push_back(t.schema + ".\"kv_" + name + "\"");
+    t.writes.emplace_back(t.names.back());
   }
   return t;
 }
@@ -513,7 +645,8 @@ private:
     return {};
   }
 
-  // The etag of every key some condition of `group` needs, read and locked in one round trip.
+  // BEGIN, and the etag of every key some condition of `group` needs, read and locked in
+  // one round trip.
   Result<std::map<std::pair<size_t, std::string>, uint64_t>> read_etags(const std::vector<PendingCommit>& group) {
     // Sorted, so that rows are always locked in the same order.
     std::map<size_t, std::set<std::string>> keys;
@@ -524,62 +657,52 @@ private:
         }
       }
     }
-    std::string sql = "BEGIN;";
+    std::deque<std::string> arrays;  // the statements' parameters point into it
+    std::vector<Connection::Statement> statements{{kBegin, {}}};
     for (const auto& [ks, names] : keys) {
-      sql += "SELECT key, etag FROM " + tables_.names[ks] + " WHERE key IN (";
-      for (const auto& key : names) {
-        sql += bytea_literal(key) + ",";
-      }
-      sql.back() = ')';
-      sql += " ORDER BY key FOR UPDATE;";
+      statements.push_back({tables_.writes[ks].lock, {arrays.emplace_back(bytea_array(names))}});
     }
-    auto results = writer_->run(sql);
+    auto results = writer_->pipeline(statements);
     if (!results) {
       return tl::unexpected(results.error());
     }
     std::map<std::pair<size_t, std::string>, uint64_t> etags;
     size_t at = 1;  // after BEGIN
     for (const auto& entry : keys) {
-      size_t ks = entry.first;
       PGresult* r = (*results)[at++].get();
       for (int i = 0; i < PQntuples(r); ++i) {
-        size_t length = 0;
-        unsigned char* key = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r, i, 0)), &length);
-        etags[{ks, std::string(reinterpret_cast<char*>(key), length)}] = std::stoull(PQgetvalue(r, i, 1));
-        PQfreemem(key);
+        etags[{entry.first, std::string(PQgetvalue(r, i, 0), PQgetlength(r, i, 0))}] =
+            big_endian_u64(PQgetvalue(r, i, 1));
       }
     }
     return etags;
   }
 
-  // The statement for one write that found `previous`, and the rows it must touch (-1: any).
-  std::pair<std::string, int> statement(const Write& w, uint64_t previous, uint64_t etag) const {
-    const std::string& table = tables_.names[w.keyspace.index];
-    std::string key = bytea_literal(w.key);
+  // The statement for one write that found `previous` (none: nothing to do), its etags
+  // kept in `arena`, which must outlive it.
+  std::optional<Connection::Statement> write_statement(const Write& w, uint64_t previous, uint64_t etag,
+                                                       std::deque<std::string>& arena) const {
+    const WriteStatements& sql = tables_.writes[w.keyspace.index];
+    auto int8 = [&arena](uint64_t v) -> std::string_view {
+      return arena.emplace_back(big_endian_int8(static_cast<int64_t>(v)));
+    };
     bool checked = !w.blind || w.expected_etag;
     if (!w.value) {
       if (!checked) {
-        return {"DELETE FROM " + table + " WHERE key = " + key, -1};
+        return Connection::Statement{sql.remove, {w.key}};
       }
       if (previous == 0) {
-        return {"", 0};  // absent already
+        return std::nullopt;  // absent already
       }
-      return {"DELETE FROM " + table + " WHERE key = " + key + " AND etag = " + std::to_string(previous), 1};
+      return Connection::Statement{sql.remove_if, {w.key, int8(previous)}};
     }
-    std::string value = bytea_literal(*w.value);
     if (!checked) {
-      return {"INSERT INTO " + table + " VALUES (" + key + "," + value + "," + std::to_string(etag)
-                  + ") ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, etag = EXCLUDED.etag",
-              -1};
+      return Connection::Statement{sql.put, {w.key, *w.value, int8(etag)}};
     }
     if (previous == 0) {
-      return {"INSERT INTO " + table + " VALUES (" + key + "," + value + "," + std::to_string(etag)
-                  + ") ON CONFLICT DO NOTHING",
-              1};
+      return Connection::Statement{sql.insert, {w.key, *w.value, int8(etag)}};
     }
-    return {"UPDATE " + table + " SET value = " + value + ", etag = " + std::to_string(etag) + " WHERE key = " + key
-                + " AND etag = " + std::to_string(previous),
-            1};
+    return Connection::Statement{sql.swap, {w.key, *w.value, int8(etag), int8(previous)}};
   }
 
   void commit_group(std::vector<PendingCommit>& group) {
@@ -595,7 +718,6 @@ private:
         }
         break;
       }
-      rollback(*writer_);
     }
     for (size_t i = 0; i < group.size(); ++i) {
       group[i].done(std::move(results[i]));
@@ -603,6 +725,7 @@ private:
   }
 
   // One transaction for the whole group; `results` gets each batch's etags or its conflict.
+  // A failed attempt leaves no transaction open.
   Status try_group(const std::vector<PendingCommit>& group, std::vector<CommitResult>& results) {
     results.clear();
     auto stored = read_etags(group);
@@ -611,8 +734,8 @@ private:
       return tl::unexpected(stored.error());
     }
     StagedEtags staged;
-    std::string sql;
-    std::vector<int> expected_rows;
+    std::deque<std::string> arena;
+    std::vector<Connection::Statement> writes;
     for (const auto& p : group) {
       std::vector<uint64_t> previous;
       auto etags = check_conditions(
@@ -624,31 +747,23 @@ private:
           &previous);
       if (etags) {
         for (size_t i = 0; i < p.batch.size(); ++i) {
-          auto [text, rows] = statement(p.batch[i], previous[i], (*etags)[i]);
-          if (!text.empty()) {
-            sql += text + ";";
-            expected_rows.push_back(rows);
+          if (auto write = write_statement(p.batch[i], previous[i], (*etags)[i], arena)) {
+            writes.push_back(std::move(*write));
           }
         }
       }
       results.push_back(std::move(etags));
     }
-    if (!sql.empty()) {
-      auto written = writer_->run(sql);
-      if (!written) {
-        return tl::unexpected(written.error());
-      }
-      for (size_t i = 0; i < expected_rows.size(); ++i) {
-        if (expected_rows[i] >= 0 && std::atoi(PQcmdTuples((*written)[i].get())) != expected_rows[i]) {
-          return make_error(ErrorCode::kUnavailable, "a concurrent writer changed a key of this group; retry");
-        }
-      }
-    }
-    if (auto done = writer_->run("COMMIT"); !done) {
-      return tl::unexpected(done.error());
+    writes.push_back({kCommit, {}});
+    if (auto committed = writer_->pipeline(writes); !committed) {
+      rollback(*writer_);  // the pipeline stopped before COMMIT
+      return tl::unexpected(committed.error());
     }
     return {};
   }
+
+  static constexpr std::string_view kBegin = "BEGIN";
+  static constexpr std::string_view kCommit = "COMMIT";
 
   Tables tables_;
   std::shared_ptr<LinkBreaker> link_;     // open while PostgreSQL is known unreachable

@@ -607,6 +607,61 @@ TEST_F(PostgresStoreTest, TwoServingStoresShareOneDatabaseAndAReaderCannotWrite)
   EXPECT_EQ((*reader)->commit_and_wait({{Space::kPayments, "q", "v", 0}}).error().code, ErrorCode::kUnavailable);
 }
 
+// A session of its own on the test server, as another instance would have.
+class OutsideSession {
+public:
+  explicit OutsideSession(const std::string& uri) : conn_(PQconnectdb(uri.c_str())) {}
+  ~OutsideSession() { PQfinish(conn_); }
+  void run(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    auto status = PQresultStatus(r);
+    std::string error = PQresultErrorMessage(r);
+    PQclear(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      throw std::runtime_error("sql failed: " + error);
+    }
+  }
+
+private:
+  PGconn* conn_;
+};
+
+TEST_F(PostgresStoreTest, AWriterOutsideThisProcessIsNeverOverwritten) {
+  auto store = factory.open();
+  ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "held", "v1", 0}}));
+  const std::string table = factory.schema + ".kv_payments";
+  OutsideSession outside(factory.uri);
+  auto commit_outside_later = [&outside] {
+    return std::thread([&outside] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      outside.run("COMMIT");
+    });
+  };
+
+  // A key another instance is inserting reads as absent until it commits; the put-if-absent
+  // made meanwhile waits for it, fails, and the group's next attempt finds the key taken.
+  outside.run("BEGIN; INSERT INTO " + table + " VALUES ('\\x6e6577', 'theirs', 7)");
+  auto committer = commit_outside_later();
+  auto inserted = store->commit_and_wait({{Space::kPayments, "new", "mine", 0}});
+  committer.join();
+  ASSERT_FALSE(inserted);
+  EXPECT_EQ(inserted.error().code, ErrorCode::kConflict) << inserted.error().message;
+  auto theirs = store->get(Space::kPayments, "new").value();
+  ASSERT_TRUE(theirs);
+  EXPECT_EQ(theirs->value, "theirs");
+  EXPECT_EQ(theirs->etag, 7u);
+
+  // A key another instance is changing is read once it has committed: a compare-and-swap
+  // against the etag from before is refused.
+  outside.run("BEGIN; UPDATE " + table + " SET value = 'theirs', etag = 2 WHERE key = 'held'::bytea");
+  committer = commit_outside_later();
+  auto swapped = store->commit_and_wait({{Space::kPayments, "held", "mine", 1}});
+  committer.join();
+  ASSERT_FALSE(swapped);
+  EXPECT_EQ(swapped.error().code, ErrorCode::kConflict) << swapped.error().message;
+  EXPECT_EQ(store->get(Space::kPayments, "held").value()->value, "theirs");
+}
+
 TEST_F(PostgresStoreTest, MigrationsAreRecordedAndANewerSchemaIsRefused) {
   ASSERT_TRUE(migrate_postgres_store(factory.options(), kNames));
   ASSERT_TRUE(migrate_postgres_store(factory.options(), kNames));  // again: nothing to do
