@@ -5,12 +5,13 @@
 // pipeline mode) —
 //   1. BEGIN, and the current etag of every key a condition needs, locked (FOR UPDATE);
 //   2. the conditions checked here (storage/src/conditions.hpp, the rule RocksDB uses), and
-//      the writes of the batches that pass, then COMMIT. A conditional write fails the
-//      statement when it finds the key not as read (put-if-absent: a plain INSERT, which a
-//      row inserted meanwhile violates; compare-and-swap: an UPDATE .. WHERE etag = the one
-//      read, which raises unless it touched the row), so that a writer this process does not
-//      know of (another instance) can never be overwritten: the pipeline stops before its
-//      COMMIT, and the group is rolled back and tried again instead.
+//      the writes of the batches that pass (a table's put-if-absent writes gathered into one
+//      statement), then COMMIT. A conditional write fails its statement when it finds the
+//      key not as read (put-if-absent: a plain INSERT, which a row inserted meanwhile
+//      violates; compare-and-swap: an UPDATE .. WHERE etag = the one read, which raises
+//      unless it touched the row), so that a writer this process does not know of (another
+//      instance) can never be overwritten: the pipeline stops before its COMMIT, and the
+//      group is rolled back and tried again instead.
 // Keys and values travel as binary parameters of statements prepared once per connection:
 // nothing taken from a request can reach a statement's text. Reads go through a bounded
 // pool of connections, prepared the same way.
@@ -58,22 +59,25 @@ void put_u32(std::string& out, uint32_t v) {
   }
 }
 
-// `keys` as a binary bytea[] parameter: one dimension, no nulls, each element its length
-// and its bytes.
-std::string bytea_array(const std::set<std::string>& keys) {
-  constexpr uint32_t kByteaOid = 17;
+// A binary array parameter of one dimension and no nulls: each element its length and its
+// bytes. `element_oid`: the elements' type (bytea 17, int8 20).
+template <class Elements>
+std::string binary_array(uint32_t element_oid, const Elements& elements) {
   std::string out;
   put_u32(out, 1);  // dimensions
   put_u32(out, 0);  // no nulls
-  put_u32(out, kByteaOid);
-  put_u32(out, static_cast<uint32_t>(keys.size()));
+  put_u32(out, element_oid);
+  put_u32(out, static_cast<uint32_t>(elements.size()));
   put_u32(out, 1);  // lower bound
-  for (const auto& key : keys) {
-    put_u32(out, static_cast<uint32_t>(key.size()));
-    out += key;
+  for (std::string_view element : elements) {
+    put_u32(out, static_cast<uint32_t>(element.size()));
+    out += element;
   }
   return out;
 }
+
+constexpr uint32_t kByteaOid = 17;
+constexpr uint32_t kInt8Oid = 20;
 
 // An identifier we write into statements ourselves: lower-case letters, digits, '_'.
 bool is_plain_identifier(std::string_view name) {
@@ -149,6 +153,9 @@ public:
     // Notices (a ROLLBACK with no transaction open, an existing table) are not errors.
     PQsetNoticeProcessor(c->conn_, [](void*, const char*) {}, nullptr);
     PQsetnonblocking(c->conn_, 1);
+    if (auto set = c->configure_session(); !set) {
+      return tl::unexpected(set.error());
+    }
     return c;
   }
   ~Connection() { PQfinish(conn_); }
@@ -181,8 +188,18 @@ public:
     return results;
   }
 
-  // One statement with binary parameters and binary results.
+  // One read with binary parameters and binary results. A read is safe to ask twice: one
+  // that finds its session dropped (the server restarted since this connection's last use)
+  // is asked once more on a new session rather than failing its request.
   Result<PgResult> query(const std::string& sql, const std::vector<std::string_view>& params) {
+    auto answer = query_once(sql, params);
+    if (!answer && PQstatus(conn_) == CONNECTION_BAD && !breaker_->open()) {
+      answer = query_once(sql, params);
+    }
+    return answer;
+  }
+
+  Result<PgResult> query_once(const std::string& sql, const std::vector<std::string_view>& params) {
     if (auto ready = reconnect_if_broken(); !ready) {
       return tl::unexpected(ready.error());
     }
@@ -399,6 +416,19 @@ private:
       breaker_->trip();
       return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
     }
+    return configure_session();
+  }
+
+  // Every statement of the store finds its rows by primary key, and is prepared once per
+  // session: its plan is made once, with the table's statistics of that moment. A plan made
+  // while a table was a page or two (a new database) scans it whole, and goes on doing so as
+  // it grows until the next ANALYZE, up to a minute of autovacuum later: at a few thousand
+  // payments a second, a lock read per commit group scanning a growing audit table cut the
+  // rate sixfold. Sequential scans are therefore ruled out for these sessions.
+  Status configure_session() {
+    if (auto set = run("SET enable_seqscan = off"); !set) {
+      return tl::unexpected(set.error());
+    }
     return {};
   }
 
@@ -450,6 +480,8 @@ struct WriteStatements {
         remove("DELETE FROM " + table + " WHERE key = $1"),
         // A plain INSERT: a row inserted since the group read the key violates the primary key.
         insert("INSERT INTO " + table + " VALUES ($1, $2, $3)"),
+        insert_many("INSERT INTO " + table + " (key, value, etag) SELECT * FROM unnest($1::bytea[], $2::bytea[], "
+                    "$3::int8[])"),
         // The group locked the row it read, so these touch it; should one not, the division
         // by the count of rows touched fails the statement rather than the group committing.
         swap("WITH w AS (UPDATE " + table + " SET value = $2, etag = $3 WHERE key = $1 AND etag = $4 RETURNING 1) "
@@ -461,6 +493,7 @@ struct WriteStatements {
   std::string put;        // blind
   std::string remove;     // blind
   std::string insert;     // put-if-absent
+  std::string insert_many;  // put-if-absent of many rows: arrays of keys, values and etags
   std::string swap;       // compare-and-swap
   std::string remove_if;  // delete-if-etag ($2)
 };
@@ -469,6 +502,79 @@ struct Tables {
   std::string schema;                // quoted
   std::vector<std::string> names;    // quoted, schema-qualified, by keyspace index
   std::vector<WriteStatements> writes;  // by keyspace index
+};
+
+// The statements of a group's second round trip, built write by write: the put-if-absent
+// writes to one table gather and go as one statement (`INSERT .. SELECT FROM unnest(..)`, the
+// same all-or-nothing check as a plain INSERT) just before that table's next other statement,
+// so that each table's statements keep their order, or just before COMMIT.
+class GroupWrites {
+public:
+  explicit GroupWrites(const std::vector<WriteStatements>& sql) : sql_(sql) {}
+
+  /// The statement for `w`, which found `previous` (0: absent) and writes `etag`.
+  void add(const Write& w, uint64_t previous, uint64_t etag) {
+    size_t ks = w.keyspace.index;
+    const WriteStatements& sql = sql_[ks];
+    bool checked = !w.blind || w.expected_etag;
+    if (w.value && checked && previous == 0) {
+      Inserts& run = inserts_[ks];
+      run.keys.push_back(w.key);
+      run.values.push_back(*w.value);
+      run.etags.push_back(int8(etag));
+      return;
+    }
+    if (!w.value && checked && previous == 0) {
+      return;  // a conditional delete of what is absent already
+    }
+    flush(ks);
+    if (!w.value) {
+      statements_.push_back(checked ? Connection::Statement{sql.remove_if, {w.key, int8(previous)}}
+                                    : Connection::Statement{sql.remove, {w.key}});
+    } else if (!checked) {
+      statements_.push_back({sql.put, {w.key, *w.value, int8(etag)}});
+    } else {
+      statements_.push_back({sql.swap, {w.key, *w.value, int8(etag), int8(previous)}});
+    }
+  }
+
+  /// Every statement, the gathered inserts included, then COMMIT.
+  const std::vector<Connection::Statement>& then_commit() {
+    while (!inserts_.empty()) {
+      flush(inserts_.begin()->first);
+    }
+    statements_.push_back({"COMMIT", {}});
+    return statements_;
+  }
+
+private:
+  struct Inserts {
+    std::vector<std::string_view> keys, values, etags;
+  };
+
+  void flush(size_t ks) {
+    auto it = inserts_.find(ks);
+    if (it == inserts_.end()) {
+      return;
+    }
+    const Inserts& run = it->second;
+    if (run.keys.size() == 1) {
+      statements_.push_back({sql_[ks].insert, {run.keys[0], run.values[0], run.etags[0]}});
+    } else {
+      statements_.push_back({sql_[ks].insert_many,
+                             {keep(binary_array(kByteaOid, run.keys)), keep(binary_array(kByteaOid, run.values)),
+                              keep(binary_array(kInt8Oid, run.etags))}});
+    }
+    inserts_.erase(it);
+  }
+
+  std::string_view int8(uint64_t v) { return keep(big_endian_int8(static_cast<int64_t>(v))); }
+  std::string_view keep(std::string bytes) { return arena_.emplace_back(std::move(bytes)); }
+
+  const std::vector<WriteStatements>& sql_;
+  std::map<size_t, Inserts> inserts_;         // by keyspace, not yet sent
+  std::vector<Connection::Statement> statements_;
+  std::deque<std::string> arena_;             // the parameters the statements point into
 };
 
 Result<Tables> tables_for(const PostgresOptions& options, const KeyspaceNames& keyspaces) {
@@ -660,7 +766,7 @@ private:
     std::deque<std::string> arrays;  // the statements' parameters point into it
     std::vector<Connection::Statement> statements{{kBegin, {}}};
     for (const auto& [ks, names] : keys) {
-      statements.push_back({tables_.writes[ks].lock, {arrays.emplace_back(bytea_array(names))}});
+      statements.push_back({tables_.writes[ks].lock, {arrays.emplace_back(binary_array(kByteaOid, names))}});
     }
     auto results = writer_->pipeline(statements);
     if (!results) {
@@ -676,33 +782,6 @@ private:
       }
     }
     return etags;
-  }
-
-  // The statement for one write that found `previous` (none: nothing to do), its etags
-  // kept in `arena`, which must outlive it.
-  std::optional<Connection::Statement> write_statement(const Write& w, uint64_t previous, uint64_t etag,
-                                                       std::deque<std::string>& arena) const {
-    const WriteStatements& sql = tables_.writes[w.keyspace.index];
-    auto int8 = [&arena](uint64_t v) -> std::string_view {
-      return arena.emplace_back(big_endian_int8(static_cast<int64_t>(v)));
-    };
-    bool checked = !w.blind || w.expected_etag;
-    if (!w.value) {
-      if (!checked) {
-        return Connection::Statement{sql.remove, {w.key}};
-      }
-      if (previous == 0) {
-        return std::nullopt;  // absent already
-      }
-      return Connection::Statement{sql.remove_if, {w.key, int8(previous)}};
-    }
-    if (!checked) {
-      return Connection::Statement{sql.put, {w.key, *w.value, int8(etag)}};
-    }
-    if (previous == 0) {
-      return Connection::Statement{sql.insert, {w.key, *w.value, int8(etag)}};
-    }
-    return Connection::Statement{sql.swap, {w.key, *w.value, int8(etag), int8(previous)}};
   }
 
   void commit_group(std::vector<PendingCommit>& group) {
@@ -734,8 +813,7 @@ private:
       return tl::unexpected(stored.error());
     }
     StagedEtags staged;
-    std::deque<std::string> arena;
-    std::vector<Connection::Statement> writes;
+    GroupWrites writes(tables_.writes);
     for (const auto& p : group) {
       std::vector<uint64_t> previous;
       auto etags = check_conditions(
@@ -747,15 +825,12 @@ private:
           &previous);
       if (etags) {
         for (size_t i = 0; i < p.batch.size(); ++i) {
-          if (auto write = write_statement(p.batch[i], previous[i], (*etags)[i], arena)) {
-            writes.push_back(std::move(*write));
-          }
+          writes.add(p.batch[i], previous[i], (*etags)[i]);
         }
       }
       results.push_back(std::move(etags));
     }
-    writes.push_back({kCommit, {}});
-    if (auto committed = writer_->pipeline(writes); !committed) {
+    if (auto committed = writer_->pipeline(writes.then_commit()); !committed) {
       rollback(*writer_);  // the pipeline stopped before COMMIT
       return tl::unexpected(committed.error());
     }
@@ -763,7 +838,6 @@ private:
   }
 
   static constexpr std::string_view kBegin = "BEGIN";
-  static constexpr std::string_view kCommit = "COMMIT";
 
   Tables tables_;
   std::shared_ptr<LinkBreaker> link_;     // open while PostgreSQL is known unreachable

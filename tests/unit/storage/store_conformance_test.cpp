@@ -639,27 +639,61 @@ TEST_F(PostgresStoreTest, AWriterOutsideThisProcessIsNeverOverwritten) {
   };
 
   // A key another instance is inserting reads as absent until it commits; the put-if-absent
-  // made meanwhile waits for it, fails, and the group's next attempt finds the key taken.
-  outside.run("BEGIN; INSERT INTO " + table + " VALUES ('\\x6e6577', 'theirs', 7)");
-  auto committer = commit_outside_later();
-  auto inserted = store->commit_and_wait({{Space::kPayments, "new", "mine", 0}});
-  committer.join();
-  ASSERT_FALSE(inserted);
-  EXPECT_EQ(inserted.error().code, ErrorCode::kConflict) << inserted.error().message;
-  auto theirs = store->get(Space::kPayments, "new").value();
-  ASSERT_TRUE(theirs);
-  EXPECT_EQ(theirs->value, "theirs");
-  EXPECT_EQ(theirs->etag, 7u);
+  // made meanwhile waits for it, fails, and the group's next attempt finds the key taken —
+  // one key alone, and one of several inserted by one statement.
+  for (const Batch& batch : {Batch{{Space::kPayments, "new", "mine", 0}},
+                             Batch{{Space::kPayments, "also", "mine", 0}, {Space::kPayments, "new2", "mine", 0}}}) {
+    const std::string& key = batch.back().key;
+    outside.run("BEGIN; INSERT INTO " + table + " VALUES ('" + key + "'::bytea, 'theirs', 7)");
+    auto committer = commit_outside_later();
+    auto inserted = store->commit_and_wait(batch);
+    committer.join();
+    ASSERT_FALSE(inserted) << key;
+    EXPECT_EQ(inserted.error().code, ErrorCode::kConflict) << inserted.error().message;
+    auto theirs = store->get(Space::kPayments, key).value();
+    ASSERT_TRUE(theirs);
+    EXPECT_EQ(theirs->value, "theirs");
+    EXPECT_EQ(theirs->etag, 7u);
+  }
+  EXPECT_FALSE(store->get(Space::kPayments, "also").value());  // the batch failed whole
 
   // A key another instance is changing is read once it has committed: a compare-and-swap
   // against the etag from before is refused.
   outside.run("BEGIN; UPDATE " + table + " SET value = 'theirs', etag = 2 WHERE key = 'held'::bytea");
-  committer = commit_outside_later();
+  auto committer = commit_outside_later();
   auto swapped = store->commit_and_wait({{Space::kPayments, "held", "mine", 1}});
   committer.join();
   ASSERT_FALSE(swapped);
   EXPECT_EQ(swapped.error().code, ErrorCode::kConflict) << swapped.error().message;
   EXPECT_EQ(store->get(Space::kPayments, "held").value()->value, "theirs");
+}
+
+TEST_F(PostgresStoreTest, APlanMadeWhileATableWasSmallNeverScansItWhole) {
+  // A new database: statistics of a one-row table, and no autovacuum to renew them. The
+  // session's statements are prepared (planned once) while the table is that small; then it
+  // grows. A whole-table scan per commit group would cost more with every row.
+  auto store = factory.open();
+  const std::string table = factory.schema + ".kv_payments";
+  ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "a", "v", 0}}));
+  testing::run_sql(factory.uri, "ALTER TABLE " + table + " SET (autovacuum_enabled = false); ANALYZE " + table);
+  uint64_t etag = 1;
+  for (; etag <= 8; ++etag) {  // past the five runs after which a prepared statement's plan is kept
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "a", "v", etag}}));
+  }
+  testing::run_sql(factory.uri, "INSERT INTO " + table
+                                    + " SELECT convert_to('k' || g, 'UTF8'), 'v', 1 FROM generate_series(1, 20000) g");
+  ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "a", "v", etag}}));
+  // The committer's session reports its counts when idle, within about ten seconds.
+  auto stat = [&](const std::string& column) {
+    return std::stoll(testing::run_sql(factory.uri, "SELECT " + column + " FROM pg_stat_user_tables WHERE relid = '"
+                                                        + table + "'::regclass"));
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (stat("n_tup_upd") < 9 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(stat("n_tup_upd"), 9);
+  EXPECT_EQ(stat("seq_tup_read"), 0);  // rows read by whole-table scans (opening the store reads none)
 }
 
 TEST_F(PostgresStoreTest, MigrationsAreRecordedAndANewerSchemaIsRefused) {
