@@ -529,11 +529,11 @@ void PaymentActor::abandon(const Error& e) {
 
 // -- audit trail ----------------------------------------------------------------------------------
 
-void PaymentActor::audit_now(AuditEntry e) {
+void PaymentActor::audit_now(AuditEntry e, bool counted) {
   if (e.time == 0) {  // set already for an arrival answered earlier, without this actor
     e.time = now_unix_ms();
   }
-  observe(e);
+  observe(e, counted);
   if (!payment_.record) {
     return;  // no chain for a payment that does not exist
   }

@@ -209,9 +209,12 @@ private:
   // Adds an entry to a batch the caller commits next, attributed to the merchant whose
   // mutation is in flight unless it names one. Buffered entries are committed first, so that
   // the chain reaches the store in order and its head never moves back.
-  // Metrics and the event log see each event as it is recorded (before its commit lands).
-  void observe(const AuditEntry& e) {
-    metrics::count_event(to_string(e.kind));
+  // Metrics and the event log see each event as it is recorded (before its commit lands);
+  // `counted`: its metric moved already, when the request thread answered it (RepeatCache).
+  void observe(const AuditEntry& e, bool counted = false) {
+    if (!counted) {
+      metrics::count_event(to_string(e.kind));
+    }
     if (ctx_.on_event) {
       ctx_.on_event(id(), e);
     }
@@ -232,7 +235,7 @@ private:
   // the commit is lost to a storage failure the cached chain head is reloaded, so the next
   // entry still links to what is on disk. Once the chain is long, such arrivals are counted
   // instead (audit.hpp): `seal` puts the counts into the chain as one entry.
-  void audit_now(AuditEntry e);
+  void audit_now(AuditEntry e, bool counted = false);
   void flush_audit(bool seal = false);
   void flush_shared_audit();
   // A chained commit has landed, or failed (`lost_race`: another instance appended first):

@@ -135,7 +135,7 @@ void PaymentActor::on_repeats(RepeatsCommand cmd) {
     AuditEntry e = by(std::move(arrival.merchant),
                       audit_entry(AuditKind::kEventDuplicateReused, id(), std::move(arrival.fingerprint)));
     e.time = arrival.time;  // when it was answered, not when it is recorded
-    audit_now(std::move(e));
+    audit_now(std::move(e), /*counted=*/true);
   }
   forget_unless_busy();
 }

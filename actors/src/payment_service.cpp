@@ -11,6 +11,7 @@
 #include "idempay/domain/deliveries.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_writer.hpp"
+#include "idempay/metrics/metrics.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
 #include "repeat_cache.hpp"
@@ -203,6 +204,11 @@ std::optional<Reply> PaymentService::repeated_answer(const std::string& repeat_k
   }
   std::string due;
   auto answer = impl_->repeats.answer(repeat_key, now_unix_ms(), due);
+  if (answer) {
+    // Counted as it is answered, so that a scrape right after the answer sees it; its actor
+    // records it in the audit trail and the event log at the next tick (on_repeats).
+    metrics::count_event(domain::to_string(domain::AuditKind::kEventDuplicateReused));
+  }
   if (!due.empty()) {
     directory->send_repeats(due);
   }

@@ -37,6 +37,10 @@ def test_metrics_move_as_requests_are_made(connector_factory, tmp_path):
 
     assert c.post("/payments", create_body("m-1", value=10))[0] == 200
     assert c.post("/payments", create_body("m-1", value=10))[0] == 200   # a retry: reused
+    # Counted as it is answered, though the request thread answered it from the repeat cache
+    # and its audit entry is written at the next tick.
+    key = 'idempay_payment_events_total{kind="event_duplicate_reused"}'
+    assert scrape(port).get(key, 0) - before.get(key, 0) == 1
     assert c.post("/payments", create_body("m-1", value=11))[0] == 400   # another payment: conflict
     assert c.post("/payments/m-1/settlements", {"paymentId": "m-1", "requestId": "s-1", "value": 10})[0] == 200
     assert request(c.port, "POST", "/payments", create_body("m-2"), {"X-VTEX-API-AppKey": "nobody",
