@@ -416,7 +416,9 @@ private:
       breaker_->trip();
       return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
     }
-    return configure_session();
+    auto configured = configure_session();
+    cut_off_ = !configured;  // never used unconfigured: the next statement starts again
+    return configured;
   }
 
   // Every statement of the store finds its rows by primary key, and is prepared once per
