@@ -53,11 +53,14 @@ using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 Error unavailable(std::string what) { return Error{ErrorCode::kUnavailable, "storage failure: " + std::move(what)}; }
 
-void put_u32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) {
+// `bytes` bytes of `v`, most significant first (PostgreSQL's binary format).
+void put_big_endian(std::string& out, uint64_t v, int bytes) {
+  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
     out.push_back(static_cast<char>((v >> shift) & 0xff));
   }
 }
+
+void put_u32(std::string& out, uint32_t v) { put_big_endian(out, v, 4); }
 
 // A binary array parameter of one dimension and no nulls: each element its length and its
 // bytes. `element_oid`: the elements' type (bytea 17, int8 20).
@@ -98,11 +101,8 @@ uint64_t big_endian_u64(const char* p) {
 
 // `v` as a binary int8 parameter: eight bytes, most significant first.
 std::string big_endian_int8(int64_t v) {
-  std::string out(8, '\0');
-  auto u = static_cast<uint64_t>(v);
-  for (int i = 7; i >= 0; --i, u >>= 8) {
-    out[static_cast<size_t>(i)] = static_cast<char>(u & 0xff);
-  }
+  std::string out;
+  put_big_endian(out, static_cast<uint64_t>(v), 8);
   return out;
 }
 
@@ -473,31 +473,41 @@ private:
 void rollback(Connection& c) { (void)c.run("ROLLBACK"); }
 
 // The committer's statements on one table; parameters $1 key, $2 value, $3 etag, $4 the
-// etag a conditional write expects to find.
+// etag a conditional write expects to find. Each has a form for many rows, its parameters
+// arrays of the same (`.._many`), which a commit group uses for two rows or more.
 struct WriteStatements {
   explicit WriteStatements(const std::string& table)
       : lock("SELECT key, etag FROM " + table + " WHERE key = ANY($1) ORDER BY key FOR UPDATE"),
         put("INSERT INTO " + table + " VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, "
             "etag = EXCLUDED.etag"),
+        put_many("INSERT INTO " + table + " (key, value, etag) SELECT * FROM unnest($1::bytea[], $2::bytea[], "
+                 "$3::int8[]) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, etag = EXCLUDED.etag"),
         remove("DELETE FROM " + table + " WHERE key = $1"),
+        remove_many("DELETE FROM " + table + " WHERE key = ANY($1::bytea[])"),
         // A plain INSERT: a row inserted since the group read the key violates the primary key.
         insert("INSERT INTO " + table + " VALUES ($1, $2, $3)"),
         insert_many("INSERT INTO " + table + " (key, value, etag) SELECT * FROM unnest($1::bytea[], $2::bytea[], "
                     "$3::int8[])"),
-        // The group locked the row it read, so these touch it; should one not, the division
-        // by the count of rows touched fails the statement rather than the group committing.
+        // The group locked the rows it read, so these touch every one; should one not, the
+        // division by zero (1 over "as many rows touched as named") fails the statement rather
+        // than the group committing.
         swap("WITH w AS (UPDATE " + table + " SET value = $2, etag = $3 WHERE key = $1 AND etag = $4 RETURNING 1) "
              "SELECT 1 / count(*) FROM w"),
+        swap_many("WITH w AS (UPDATE " + table + " AS t SET value = v.value, etag = v.etag FROM unnest($1::bytea[], "
+                  "$2::bytea[], $3::int8[], $4::int8[]) AS v(key, value, etag, previous) WHERE t.key = v.key AND "
+                  "t.etag = v.previous RETURNING 1) SELECT 1 / (count(*) = cardinality($1::bytea[]))::int FROM w"),
         remove_if("WITH w AS (DELETE FROM " + table + " WHERE key = $1 AND etag = $2 RETURNING 1) "
-                  "SELECT 1 / count(*) FROM w") {}
+                  "SELECT 1 / count(*) FROM w"),
+        remove_if_many("WITH w AS (DELETE FROM " + table + " AS t USING unnest($1::bytea[], $2::int8[]) AS "
+                       "v(key, previous) WHERE t.key = v.key AND t.etag = v.previous RETURNING 1) "
+                       "SELECT 1 / (count(*) = cardinality($1::bytea[]))::int FROM w") {}
 
-  std::string lock;       // the etags of $1 (bytea[]), locked in key order
-  std::string put;        // blind
-  std::string remove;     // blind
-  std::string insert;     // put-if-absent
-  std::string insert_many;  // put-if-absent of many rows: arrays of keys, values and etags
-  std::string swap;       // compare-and-swap
-  std::string remove_if;  // delete-if-etag ($2)
+  std::string lock;  // the etags of $1 (bytea[]), locked in key order
+  std::string put, put_many;              // blind
+  std::string remove, remove_many;        // blind
+  std::string insert, insert_many;        // put-if-absent
+  std::string swap, swap_many;            // compare-and-swap
+  std::string remove_if, remove_if_many;  // delete-if-etag ($2)
 };
 
 struct Tables {
@@ -506,77 +516,91 @@ struct Tables {
   std::vector<WriteStatements> writes;  // by keyspace index
 };
 
-// The statements of a group's second round trip, built write by write: the put-if-absent
-// writes to one table gather and go as one statement (`INSERT .. SELECT FROM unnest(..)`, the
-// same all-or-nothing check as a plain INSERT) just before that table's next other statement,
-// so that each table's statements keep their order, or just before COMMIT.
+// The statements of a group's second round trip. Writes of one kind to one table go as one
+// statement (`INSERT .. SELECT FROM unnest(..)`, `UPDATE .. FROM unnest(..)`, ..., each as
+// all-or-nothing as its one-row form): a create's nine rows cost a group a handful of
+// statements, not one each. Rows are independent, so only the writes to one row must keep
+// their order: the n-th write to a row in the group goes in the n-th round of statements.
 class GroupWrites {
 public:
   explicit GroupWrites(const std::vector<WriteStatements>& sql) : sql_(sql) {}
 
-  /// The statement for `w`, which found `previous` (0: absent) and writes `etag`.
+  /// The write `w`, which found `previous` (0: absent) and writes `etag`.
   void add(const Write& w, uint64_t previous, uint64_t etag) {
-    size_t ks = w.keyspace.index;
-    const WriteStatements& sql = sql_[ks];
     bool checked = !w.blind || w.expected_etag;
-    if (w.value && checked && previous == 0) {
-      Inserts& run = inserts_[ks];
-      run.keys.push_back(w.key);
-      run.values.push_back(*w.value);
-      run.etags.push_back(int8(etag));
-      return;
-    }
-    if (!w.value && checked && previous == 0) {
+    Kind kind;
+    if (w.value) {
+      kind = !checked ? Kind::kPut : previous == 0 ? Kind::kInsert : Kind::kSwap;
+    } else if (checked && previous == 0) {
       return;  // a conditional delete of what is absent already
-    }
-    flush(ks);
-    if (!w.value) {
-      statements_.push_back(checked ? Connection::Statement{sql.remove_if, {w.key, int8(previous)}}
-                                    : Connection::Statement{sql.remove, {w.key}});
-    } else if (!checked) {
-      statements_.push_back({sql.put, {w.key, *w.value, int8(etag)}});
     } else {
-      statements_.push_back({sql.swap, {w.key, *w.value, int8(etag), int8(previous)}});
+      kind = checked ? Kind::kRemoveIf : Kind::kRemove;
+    }
+    size_t ks = w.keyspace.index;
+    size_t round = writes_to_row_[{ks, w.key}]++;
+    if (rounds_.size() <= round) {
+      rounds_.resize(round + 1);
+    }
+    Rows& rows = rounds_[round][{ks, kind}];
+    rows.keys.push_back(w.key);
+    if (w.value) {
+      rows.values.push_back(*w.value);
+      rows.etags.push_back(int8(etag));
+    }
+    if (kind == Kind::kSwap || kind == Kind::kRemoveIf) {
+      rows.previous.push_back(int8(previous));
     }
   }
 
-  /// Every statement, the gathered inserts included, then COMMIT.
-  const std::vector<Connection::Statement>& then_commit() {
-    while (!inserts_.empty()) {
-      flush(inserts_.begin()->first);
+  /// Every round's statements, then COMMIT.
+  std::vector<Connection::Statement> then_commit() {
+    std::vector<Connection::Statement> statements;
+    for (const auto& round : rounds_) {
+      for (const auto& [table_and_kind, rows] : round) {
+        statements.push_back(statement(sql_[table_and_kind.first], table_and_kind.second, rows));
+      }
     }
-    statements_.push_back({"COMMIT", {}});
-    return statements_;
+    statements.push_back({"COMMIT", {}});
+    return statements;
   }
 
 private:
-  struct Inserts {
-    std::vector<std::string_view> keys, values, etags;
+  enum class Kind { kInsert, kSwap, kPut, kRemoveIf, kRemove };
+  struct Rows {
+    std::vector<std::string_view> keys, values, etags, previous;
   };
 
-  void flush(size_t ks) {
-    auto it = inserts_.find(ks);
-    if (it == inserts_.end()) {
-      return;
+  Connection::Statement statement(const WriteStatements& sql, Kind kind, const Rows& rows) {
+    if (rows.keys.size() == 1) {
+      switch (kind) {
+        case Kind::kInsert: return {sql.insert, {rows.keys[0], rows.values[0], rows.etags[0]}};
+        case Kind::kSwap: return {sql.swap, {rows.keys[0], rows.values[0], rows.etags[0], rows.previous[0]}};
+        case Kind::kPut: return {sql.put, {rows.keys[0], rows.values[0], rows.etags[0]}};
+        case Kind::kRemoveIf: return {sql.remove_if, {rows.keys[0], rows.previous[0]}};
+        case Kind::kRemove: return {sql.remove, {rows.keys[0]}};
+      }
     }
-    const Inserts& run = it->second;
-    if (run.keys.size() == 1) {
-      statements_.push_back({sql_[ks].insert, {run.keys[0], run.values[0], run.etags[0]}});
-    } else {
-      statements_.push_back({sql_[ks].insert_many,
-                             {keep(binary_array(kByteaOid, run.keys)), keep(binary_array(kByteaOid, run.values)),
-                              keep(binary_array(kInt8Oid, run.etags))}});
+    auto keys = bytea_array(rows.keys);
+    switch (kind) {
+      case Kind::kInsert: return {sql.insert_many, {keys, bytea_array(rows.values), int8_array(rows.etags)}};
+      case Kind::kSwap:
+        return {sql.swap_many, {keys, bytea_array(rows.values), int8_array(rows.etags), int8_array(rows.previous)}};
+      case Kind::kPut: return {sql.put_many, {keys, bytea_array(rows.values), int8_array(rows.etags)}};
+      case Kind::kRemoveIf: return {sql.remove_if_many, {keys, int8_array(rows.previous)}};
+      case Kind::kRemove: break;
     }
-    inserts_.erase(it);
+    return {sql.remove_many, {keys}};
   }
 
+  std::string_view bytea_array(const std::vector<std::string_view>& v) { return keep(binary_array(kByteaOid, v)); }
+  std::string_view int8_array(const std::vector<std::string_view>& v) { return keep(binary_array(kInt8Oid, v)); }
   std::string_view int8(uint64_t v) { return keep(big_endian_int8(static_cast<int64_t>(v))); }
   std::string_view keep(std::string bytes) { return arena_.emplace_back(std::move(bytes)); }
 
   const std::vector<WriteStatements>& sql_;
-  std::map<size_t, Inserts> inserts_;         // by keyspace, not yet sent
-  std::vector<Connection::Statement> statements_;
-  std::deque<std::string> arena_;             // the parameters the statements point into
+  std::map<std::pair<size_t, std::string_view>, size_t> writes_to_row_;  // by keyspace and key
+  std::vector<std::map<std::pair<size_t, Kind>, Rows>> rounds_;           // by table and kind
+  std::deque<std::string> arena_;  // the parameters the statements point into
 };
 
 Result<Tables> tables_for(const PostgresOptions& options, const KeyspaceNames& keyspaces) {
