@@ -290,6 +290,54 @@ TYPED_TEST(StoreConformanceTest, AFailedConditionInAGroupRefusesOnlyItsBatch) {
   EXPECT_TRUE(this->store->scan(Space::kAudit, "b", 100).value().empty());  // refused with their batches
 }
 
+// Every condition of these groups names the etag it expects, and some of them do not hold in
+// the store (PostgreSQL's committer first tries such a group trusting them, and has its
+// statements check them): each batch still gets its own answer.
+TYPED_TEST(StoreConformanceTest, ConditionsTheStoreRefusesFailOnlyTheirBatches) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "taken", "1", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "moved", "1", 0}}));
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kPayments, "moved", "2", 1}}));  // etag 2
+  constexpr int kRounds = 20;
+  std::vector<std::promise<CommitResult>> done(kRounds * 4);
+  auto keep = [&done](int i) { return [&done, i](CommitResult r) { done[i].set_value(std::move(r)); }; };
+  for (int i = 0; i < kRounds; ++i) {
+    std::string n = std::to_string(i);
+    this->store->commit({{Space::kPayments, "fresh" + n, "v", 0}, {Space::kAudit, "a" + n, "x", std::nullopt, true}},
+                        keep(i * 4));
+    this->store->commit({{Space::kPayments, "taken", "again" + n, 0}, {Space::kAudit, "b" + n, "x", std::nullopt, true}},
+                        keep(i * 4 + 1));  // put-if-absent on a key that exists
+    this->store->commit({{Space::kPayments, "moved", "stale" + n, 1}, {Space::kAudit, "c" + n, "x", 0}},
+                        keep(i * 4 + 2));  // compare-and-swap against an old etag
+    this->store->commit({{Space::kPayments, "moved", std::nullopt, 1}}, keep(i * 4 + 3));  // delete, likewise
+  }
+  for (int i = 0; i < kRounds; ++i) {
+    auto fresh = done[i * 4].get_future().get();
+    ASSERT_TRUE(fresh) << i << ": " << fresh.error().message;
+    EXPECT_EQ(*fresh, (std::vector<uint64_t>{1, 1}));
+    for (int refused = 1; refused < 4; ++refused) {
+      auto r = done[i * 4 + refused].get_future().get();
+      ASSERT_FALSE(r) << i << " " << refused;
+      EXPECT_EQ(r.error().code, ErrorCode::kConflict) << r.error().message;
+    }
+  }
+  // Each alone in its group, so that its own statement is all that can refuse it.
+  for (const Batch& stale : {Batch{{Space::kPayments, "taken", "alone", 0}}, Batch{{Space::kPayments, "moved", "alone", 1}},
+                             Batch{{Space::kPayments, "moved", std::nullopt, 1}}}) {
+    auto r = this->store->commit_and_wait(stale);
+    ASSERT_FALSE(r) << stale.front().key;
+    EXPECT_EQ(r.error().code, ErrorCode::kConflict) << r.error().message;
+  }
+  EXPECT_EQ(this->store->get(Space::kPayments, "taken").value()->value, "1");
+  auto moved = this->store->get(Space::kPayments, "moved").value();
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->value, "2");
+  EXPECT_EQ(moved->etag, 2u);
+  EXPECT_EQ(this->store->scan(Space::kPayments, "fresh", 100).value().size(), size_t{kRounds});
+  EXPECT_EQ(this->store->scan(Space::kAudit, "a", 100).value().size(), size_t{kRounds});
+  EXPECT_TRUE(this->store->scan(Space::kAudit, "b", 100).value().empty());  // refused with their batches
+  EXPECT_TRUE(this->store->scan(Space::kAudit, "c", 100).value().empty());
+}
+
 // A key written by several batches of one group (and twice by one batch): each write finds
 // the one before it, as if the batches had been committed one by one.
 TYPED_TEST(StoreConformanceTest, AKeyWrittenAgainInTheSameGroupFindsTheWriteBeforeIt) {
