@@ -406,9 +406,7 @@ void PaymentActor::call_operation(PendingOperation op) {
                                                                    ppp::to_string(op.request.kind), r.error().message);
                                                     }
                                                     if (r && me->shared()) {
-                                                      me->recommit_ = [me, op, r] {
-                                                        me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
-                                                      };
+                                                      me->recommit_ = [me, op, r] { me->operation_done_again(op, r); };
                                                     }
                                                     bool look_again = me->refused_cancel_of_undefined(op, r);
                                                     me->carry_out(operation_done(me->payment_, op, r, me->ctx_.core, now_unix_ms()));
@@ -416,6 +414,14 @@ void PaymentActor::call_operation(PendingOperation op) {
                                                       me->look_again();
                                                     }
                                                   }));
+}
+
+// The outcome's commit lost a race: another instance may have taken the operation over and
+// recorded its outcome first, so the operation is read again with the payment.
+void PaymentActor::operation_done_again(const PendingOperation& op, const Result<domain::OperationOutcome>& r) {
+  load_operation(op.request.request_id, [me = shared_from_this(), op, r](Result<std::optional<StoredOperation>> stored) {
+    me->carry_out(domain::operation_done_again(me->payment_, op, stored, r, me->ctx_.core, now_unix_ms()));
+  });
 }
 
 // An acquirer that refuses to cancel a payment it has not told the outcome of has usually

@@ -190,6 +190,7 @@ private:
   void arm_answer_deadline();
   void on_answer_deadline(uint64_t attempt);
   void call_operation(PendingOperation op);
+  void operation_done_again(const PendingOperation& op, const Result<domain::OperationOutcome>& r);
   void on_status(Result<std::optional<domain::Authorization>> status);
 
   // Ends the current mutation and starts the next deferred one, if any.

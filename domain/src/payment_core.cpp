@@ -867,6 +867,19 @@ Decision operation_pending(const Payment& p, const PendingOperation& pending, co
 
 }  // namespace
 
+Decision operation_done_again(const Payment& p, const PendingOperation& pending,
+                              const Result<std::optional<StoredOperation>>& stored,
+                              const Result<domain::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
+  if (!stored) {
+    return answer(error_reply(stored.error()));
+  }
+  if (*stored && (*stored)->record.phase == OperationPhase::kDone) {
+    const OperationRecord& done = (*stored)->record;
+    return answer(Reply{outcome_of_stored(done.http_status), done.response});  // G2: as recorded
+  }
+  return operation_done(p, pending, result, config, now);
+}
+
 Decision operation_done(const Payment& p, const PendingOperation& pending,
                         const Result<domain::OperationOutcome>& result, const CoreConfig& config, int64_t now) {
   if (!p.record) {

@@ -916,6 +916,43 @@ TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
   EXPECT_EQ(after.record->state, PaymentState::kApproved);
 }
 
+// Instance "a" called the acquirer to settle; its outcome's commit lost a race because
+// instance "b" took the operation over and recorded the same outcome first. "a" decides again
+// on the payment and the operation as stored now: the outcome is the one "b" recorded, never
+// applied a second time (the payment core's invariant check used to stop it: settled twice).
+TEST(PaymentCoreTest, AnOutcomeAnotherInstanceRecordedFirstIsAnsweredNotAppliedAgain) {
+  auto settle = operation(ppp::OperationKind::kSettle, 1000);
+  Decision started = start_operation(payment_in(PaymentState::kApproved), OperationArrival{settle, kMerchant, op_fingerprint(settle)},
+                                     std::optional<StoredOperation>(), instance("a"), kNow);
+  ASSERT_TRUE(started.operation);
+  domain::OperationOutcome succeeded;
+  succeeded.succeeded = true;
+  succeeded.id = "settle-1";
+  succeeded.amount = 1000;
+  Decision by_b = operation_done(payment_in(PaymentState::kApproved), *started.operation, succeeded, config(), kNow);
+  ASSERT_TRUE(by_b.record);
+  Payment as_stored{"pay-1", *by_b.record, kEtag + 1};
+  StoredOperation recorded{started.operation->key, decode_operation(*write_to(by_b, Space::kOperations)->value).value(), 2};
+  ASSERT_EQ(recorded.record.phase, OperationPhase::kDone);
+
+  Decision again = operation_done_again(as_stored, *started.operation, recorded, succeeded, config(), kNow);
+  EXPECT_TRUE(broken_invariant(as_stored, again).empty());
+  EXPECT_FALSE(again.commits());
+  ASSERT_TRUE(again.answer);
+  EXPECT_EQ(again.answer->body, by_b.answer->body);
+  EXPECT_EQ(again.answer->outcome, Outcome::kDone);
+  // Applied again instead, the settlement would count twice.
+  Decision twice = operation_done(as_stored, *started.operation, succeeded, config(), kNow);
+  EXPECT_NE(broken_invariant(as_stored, twice), "");
+  // Not recorded by anyone else yet (the race was on the audit trail's head): applied once.
+  std::optional<StoredOperation> pending = StoredOperation{started.operation->key, started.operation->record, 1};
+  Decision first = operation_done_again(payment_in(PaymentState::kApproved), *started.operation, pending, succeeded,
+                                        config(), kNow);
+  ASSERT_TRUE(first.record);
+  EXPECT_EQ(first.record->amounts.settled, 1000);
+  EXPECT_TRUE(broken_invariant(payment_in(PaymentState::kApproved), first).empty());
+}
+
 TEST(PaymentCoreTest, ACancelOfAnUnknownOutcomeAsksTheAcquirerFirst) {
   auto cancel = operation(ppp::OperationKind::kCancel, 0);
   Payment p = payment_in(PaymentState::kProcessing);

@@ -293,6 +293,14 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
 Decision operation_done(const Payment& p, const PendingOperation& op,
                         const Result<domain::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
 
+/// operation_done() again after its commit lost a race with another instance, on the payment
+/// and the operation as stored now (`stored`): an operation another instance recorded as done
+/// meanwhile (it took the operation over and applied its outcome first) is answered as it was
+/// recorded, never applied to the payment a second time; otherwise operation_done().
+Decision operation_done_again(const Payment& p, const PendingOperation& op,
+                              const Result<std::optional<StoredOperation>>& stored,
+                              const Result<domain::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
+
 /// A cancel of a payment whose outcome is unknown asks the acquirer first (start_operation:
 /// `ask status`): a known outcome is applied (the actor then runs the cancel again on it);
 /// an unknown one answers 500 in the Cancel shape, not stored, for the gateway to retry.
