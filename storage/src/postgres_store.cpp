@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <thread>
 
@@ -580,6 +581,10 @@ private:
         case Kind::kRemove: return {sql.remove, {rows.keys[0]}};
       }
     }
+    return many_rows_statement(sql, kind, in_key_order(rows));
+  }
+
+  Connection::Statement many_rows_statement(const WriteStatements& sql, Kind kind, const Rows& rows) {
     auto keys = bytea_array(rows.keys);
     switch (kind) {
       case Kind::kInsert: return {sql.insert_many, {keys, bytea_array(rows.values), int8_array(rows.etags)}};
@@ -590,6 +595,29 @@ private:
       case Kind::kRemove: break;
     }
     return {sql.remove_many, {keys}};
+  }
+
+  // A statement writes its rows in key order (bytea's: bytes compared unsigned, as
+  // string_view compares them), whatever order the group's batches gave. Every instance then
+  // takes the locks of the rows it inserts or upserts in one order, so two groups writing the
+  // same new keys wait for each other instead of deadlocking (PostgreSQL would hold both for
+  // its deadlock_timeout, long enough for a lease to lapse). The rows the conditions read are
+  // locked in key order already (read_etags).
+  static Rows in_key_order(const Rows& rows) {
+    std::vector<size_t> order(rows.keys.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows.keys[a] < rows.keys[b]; });
+    auto pick = [&order](const std::vector<std::string_view>& column) {
+      std::vector<std::string_view> sorted;
+      if (!column.empty()) {
+        sorted.reserve(order.size());
+        for (size_t i : order) {
+          sorted.push_back(column[i]);
+        }
+      }
+      return sorted;
+    };
+    return Rows{pick(rows.keys), pick(rows.values), pick(rows.etags), pick(rows.previous)};
   }
 
   std::string_view bytea_array(const std::vector<std::string_view>& v) { return keep(binary_array(kByteaOid, v)); }

@@ -716,6 +716,38 @@ TEST_F(PostgresStoreTest, AWriterOutsideThisProcessIsNeverOverwritten) {
   EXPECT_EQ(store->get(Space::kPayments, "held").value()->value, "theirs");
 }
 
+// Two instances inserting the same new keys must wait for each other, never deadlock: a
+// deadlock holds both groups for PostgreSQL's deadlock_timeout, long enough for a lease to
+// lapse. The store writes a statement's rows in key order, whatever order its batches gave,
+// as every instance does. Here another instance holds "a" and then inserts "b" while the
+// store inserts "b" and "a": in the batch's order the store would hold "b" and wait for "a"
+// (a deadlock, which the other side, checking first, would lose); in key order it waits for
+// "a" holding nothing the other needs.
+TEST_F(PostgresStoreTest, InstancesInsertingTheSameNewKeysInOtherOrdersNeverDeadlock) {
+  auto store = factory.open();
+  const std::string table = factory.schema + ".kv_payments";
+  OutsideSession outside(factory.uri);
+  outside.run("SET deadlock_timeout = '100ms'");  // the other instance is the one that notices a deadlock
+  outside.run("BEGIN; INSERT INTO " + table + " VALUES ('a'::bytea, 'theirs', 7)");
+  std::string outside_error;
+  std::thread other_instance([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the store is waiting for "a" by then
+    try {
+      outside.run("INSERT INTO " + table + " VALUES ('b'::bytea, 'theirs', 7)");
+      outside.run("COMMIT");
+    } catch (const std::exception& e) {
+      outside_error = e.what();
+      outside.run("ROLLBACK");
+    }
+  });
+  auto inserted = store->commit_and_wait({{Space::kPayments, "b", "mine", 0}, {Space::kPayments, "a", "mine", 0}});
+  other_instance.join();
+  EXPECT_EQ(outside_error, "");
+  ASSERT_FALSE(inserted);
+  EXPECT_EQ(inserted.error().code, ErrorCode::kConflict) << inserted.error().message;
+  EXPECT_EQ(store->get(Space::kPayments, "b").value()->value, "theirs");
+}
+
 TEST_F(PostgresStoreTest, APlanMadeWhileATableWasSmallNeverScansItWhole) {
   // A new database: statistics of a one-row table, and no autovacuum to renew them. The
   // session's statements are prepared (planned once) while the table is that small; then it
