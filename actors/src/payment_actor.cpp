@@ -152,7 +152,7 @@ void report_broken_invariant(const std::string& payment_id, const std::string& r
 
 }  // namespace
 
-void PaymentActor::answer_now(Decision d, const ReplySink& sink) {
+void PaymentActor::answer_now(Decision&& d, const ReplySink& sink) {
   if (!d.broken.empty()) {
     report_broken_invariant(id(), d.broken);  // its answer is the retryable error
   }
@@ -179,7 +179,7 @@ std::optional<size_t> position_of(const storage::Batch& batch, storage::Keyspace
 
 }  // namespace
 
-void PaymentActor::carry_out(Decision d, const char* crash_at) {
+void PaymentActor::carry_out(Decision&& d, const char* crash_at) {
   if (auto broken = broken_invariant(payment_, d); !broken.empty()) {
     report_broken_invariant(id(), broken);
     reply_all(error_reply(Outcome::kRetry, "internal-error", "an internal rule did not hold; nothing was done"));
@@ -197,7 +197,7 @@ void PaymentActor::carry_out(Decision d, const char* crash_at) {
 // The decision was checked against the copy it was made from. Its writes are conditioned on
 // that copy's etag: should the copy have moved on meanwhile (reloaded, or another commit
 // landed first), the store refuses them and the command is decided again.
-void PaymentActor::commit(Decision d, const char* crash_at) {
+void PaymentActor::commit(Decision&& d, const char* crash_at) {
   bool chained = shared() && !d.audit.empty();
   if (chained && stale_) {
     // The chain's head in memory is one a lost commit left: chain from the stored one.
@@ -227,9 +227,13 @@ void PaymentActor::commit(Decision d, const char* crash_at) {
   if (d.operation && d.operation->etag == 0) {
     operation_at = position_of(batch, Space::kOperations, d.operation->key);
   }
-  ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), d = std::move(d),
-                                                                        payment_at, operation_at, chained,
-                                                                        crash_at](storage::CommitResult res) mutable {
+  // The decision waits for the commit on the heap: a decision holds the whole record and the
+  // answer, and the callback that carries it is moved several times on its way.
+  auto held = std::make_shared<Decision>(std::move(d));
+  ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), held, payment_at,
+                                                                        operation_at, chained,
+                                                                        crash_at](storage::CommitResult res) {
+                       Decision& committed = *held;
                        if (chained) {
                          me->on_audit_acked(false, !res, {});  // its own entries are decided again
                        }
@@ -237,24 +241,24 @@ void PaymentActor::commit(Decision d, const char* crash_at) {
                          return me->abandon(res.error());
                        }
                        me->recommit_ = nullptr;
-                       if (d.record && payment_at) {
-                         me->payment_.record = std::move(d.record);
+                       if (committed.record && payment_at) {
+                         me->payment_.record = std::move(committed.record);
                          me->payment_.etag = (*res)[*payment_at];
                        }
                        if (operation_at) {
-                         d.operation->etag = (*res)[*operation_at];
+                         committed.operation->etag = (*res)[*operation_at];
                        }
-                       if (d.callback) {  // durable now: the dispatcher may attempt it
-                         caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, std::move(*d.callback));
+                       if (committed.callback) {  // durable now: the dispatcher may attempt it
+                         caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, std::move(*committed.callback));
                        }
                        if (crash_at != nullptr) {
                          fault::crash_point(crash_at);
                        }
-                       me->perform(std::move(d));
+                       me->perform(std::move(committed));
                      }));
 }
 
-void PaymentActor::perform(Decision d) {
+void PaymentActor::perform(Decision&& d) {
   switch (d.next) {
     case Next::kEnd:
       if (d.answer) {

@@ -106,14 +106,16 @@ private:
     if (copy_ == Copy::kLoaded) {
       return false;
     }
+    // The sink is taken before the command moves into the retry: a load that fails answers
+    // the caller with that failure.
+    ReplySink sink;
+    if constexpr (!std::is_same_v<Command, NotifiedCommand>) {
+      sink = cmd.sink;
+    }
     auto again = [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
     if (busy()) {
       defer(std::move(again));
       return true;
-    }
-    ReplySink sink;
-    if constexpr (!std::is_same_v<Command, NotifiedCommand>) {
-      sink = cmd.sink;
     }
     when_loaded(sink, std::move(again));
     return true;
@@ -170,15 +172,15 @@ private:
   void end_to_follow();
 
   // Answers a decision that needs no turn of the payment.
-  void answer_now(Decision d, const ReplySink& sink);
+  void answer_now(Decision&& d, const ReplySink& sink);
 
   // Checks the decision against the copy it was made from (broken_invariant), commits it
   // (its audit entries chained ahead of its writes), then performs its effects; a failed
   // commit answers the waiters with a retryable error instead. `crash_at` names the
   // fault-injection point between the commit and the effects.
-  void carry_out(Decision d, const char* crash_at = nullptr);
-  void commit(Decision d, const char* crash_at);
-  void perform(Decision d);
+  void carry_out(Decision&& d, const char* crash_at = nullptr);
+  void commit(Decision&& d, const char* crash_at);
+  void perform(Decision&& d);
 
   void call_authorize();
   bool refused_cancel_of_undefined(const PendingOperation& op, const Result<domain::OperationOutcome>& r) const;

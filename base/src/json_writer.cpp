@@ -1,6 +1,7 @@
 #include "idempay/base/json_writer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -10,8 +11,6 @@ namespace {
 
 constexpr uint64_t kEachByte = 0x0101010101010101ULL;
 constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-
-bool needs_escape(unsigned char u) { return u < 0x20 || u == '"' || u == '\\'; }
 
 // Whether any of the 8 bytes of `w` is below 0x20, a quote or a backslash (the classic
 // "has less" and "has zero" bit tricks: exact for the question "any byte?").
@@ -24,52 +23,84 @@ bool any_needs_escape(uint64_t w) {
   return ((control | quote | backslash) & kHighBits) != 0;
 }
 
-void append_escaped(std::string& out, unsigned char u) {
+// Bytes each byte adds when escaped: 1 for \" \\ \n \r \t, 5 for the other control
+// characters (\u00XX), 0 for the rest.
+constexpr std::array<uint8_t, 256> kEscapeGrowth = [] {
+  std::array<uint8_t, 256> growth{};
+  for (int c = 0; c < 0x20; ++c) {
+    growth[c] = 5;
+  }
+  for (unsigned char c : {'"', '\\', '\n', '\r', '\t'}) {
+    growth[c] = 1;
+  }
+  return growth;
+}();
+
+// Writes `v` escaped at `out`, which has room for it.
+void write_escaped(char* out, std::string_view v) {
   static constexpr char kHex[] = "0123456789abcdef";
-  switch (u) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      out += "\\u00";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xf]);
+  for (char c : v) {
+    auto u = static_cast<unsigned char>(c);
+    if (kEscapeGrowth[u] == 0) {
+      *out++ = c;
+      continue;
+    }
+    *out++ = '\\';
+    switch (u) {
+      case '"': *out++ = '"'; break;
+      case '\\': *out++ = '\\'; break;
+      case '\n': *out++ = 'n'; break;
+      case '\r': *out++ = 'r'; break;
+      case '\t': *out++ = 't'; break;
+      default:
+        *out++ = 'u';
+        *out++ = '0';
+        *out++ = '0';
+        *out++ = kHex[u >> 4];
+        *out++ = kHex[u & 0xf];
+    }
   }
 }
 
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view v) {
-  out.push_back('"');
-  // Characters that need no escape are copied in runs, and found eight at a time: stored
-  // records embed whole JSON answers, so this is most of the bytes a payment writes.
+  // The bytes before the first one to escape are found eight at a time and copied as they
+  // are; from there, the escaped length is counted and the rest written in place, in one
+  // resize (stored records embed whole JSON answers, a quote every few bytes: appending
+  // each escape and each run between two of them was most of what a record cost to encode).
   const char* data = v.data();
   const size_t size = v.size();
-  size_t run = 0;
-  size_t i = 0;
-  while (i < size) {
-    if (i + 8 <= size) {
-      uint64_t word;
-      std::memcpy(&word, data + i, 8);
-      if (!any_needs_escape(word)) {
-        i += 8;
-        continue;
-      }
+  size_t clean = 0;
+  while (clean + 8 <= size) {
+    uint64_t word;
+    std::memcpy(&word, data + clean, 8);
+    if (any_needs_escape(word)) {
+      break;
     }
-    for (size_t end = std::min(size, i + 8); i < end; ++i) {
-      auto u = static_cast<unsigned char>(data[i]);
-      if (!needs_escape(u)) {
-        continue;
-      }
-      out.append(data + run, i - run);
-      run = i + 1;
-      append_escaped(out, u);
-    }
+    clean += 8;
   }
-  out.append(data + run, size - run);
-  out.push_back('"');
+  while (clean < size && kEscapeGrowth[static_cast<unsigned char>(data[clean])] == 0) {
+    ++clean;
+  }
+  if (clean == size) {  // keys and most values
+    out.push_back('"');
+    out.append(data, size);
+    out.push_back('"');
+    return;
+  }
+  std::string_view rest = v.substr(clean);
+  size_t growth = 0;
+  for (char c : rest) {
+    growth += kEscapeGrowth[static_cast<unsigned char>(c)];
+  }
+  size_t at = out.size();
+  out.resize(at + size + growth + 2);
+  char* p = out.data() + at;
+  *p++ = '"';
+  std::memcpy(p, data, clean);
+  write_escaped(p + clean, rest);
+  out.back() = '"';
 }
 
 void JsonWriter::separate() {

@@ -1,5 +1,6 @@
 #include "idempay/base/money.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace idempay {
@@ -46,8 +47,8 @@ Result<Cents> parse_decimal_amount(std::string_view text) {
   if (text.empty() || !split_exponent(text, mantissa, exponent)) {
     return tl::unexpected(invalid(text).error());
   }
-  // Collect digits; remember how many follow the decimal separator.
-  std::string digits;
+  // Check the characters; count the digits and those that follow the decimal separator.
+  size_t digit_count = 0;
   int fraction_digits = 0;
   bool seen_separator = false;
   for (char c : mantissa) {
@@ -57,37 +58,53 @@ Result<Cents> parse_decimal_amount(std::string_view text) {
       }
       seen_separator = true;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      digits.push_back(c);
+      ++digit_count;
       fraction_digits += seen_separator ? 1 : 0;
     } else {
       return tl::unexpected(invalid(text).error());
     }
   }
-  if (digits.empty()) {
+  if (digit_count == 0) {
     return tl::unexpected(invalid(text).error());
   }
-  // value = digits * 10^(exponent - fraction_digits); cents = value * 100.
+  // cents = digits * 10^scale. A negative scale drops the last digits, which must be zeros;
+  // the value is accumulated from the digits kept, without a copy (amounts are read for every
+  // item of every order).
   int scale = exponent - fraction_digits + 2;
-  while (scale < 0) {
-    if (digits.back() != '0') {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "amount has more than two decimal places: " + std::string(text.substr(0, 32)));
+  size_t kept = digit_count;
+  if (scale < 0) {
+    kept = digit_count - std::min(digit_count, static_cast<size_t>(-scale));
+    scale = 0;
+  }
+  Cents cents = 0;
+  size_t significant = 0;
+  size_t position = 0;
+  for (char c : mantissa) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      continue;
     }
-    digits.pop_back();
-    ++scale;
-    if (digits.empty()) {
-      digits = "0";
+    if (position++ >= kept) {
+      if (c != '0') {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "amount has more than two decimal places: " + std::string(text.substr(0, 32)));
+      }
+    } else if (significant > 0 || c != '0') {
+      // At most 18 significant digits, which an int64 holds.
+      if (++significant > 18) {
+        return tl::unexpected(invalid(text).error());
+      }
+      cents = cents * 10 + (c - '0');
     }
   }
-  digits.append(static_cast<size_t>(scale), '0');
-  auto first = digits.find_first_not_of('0');
-  if (first == std::string::npos) {
+  if (significant == 0) {
     return Cents{0};
   }
-  if (digits.size() - first > 18) {
+  if (significant + static_cast<size_t>(scale) > 18) {
     return tl::unexpected(invalid(text).error());
   }
-  Cents cents = std::stoll(digits.substr(first));
+  for (int i = 0; i < scale; ++i) {
+    cents *= 10;
+  }
   if (cents > kMaxCents) {
     return tl::unexpected(invalid(text).error());
   }

@@ -8,7 +8,7 @@ namespace {
 
 // A JSON number (or numeric string) kept as its text: an interest rate has as many decimals
 // as the gateway sends, and the acquirer gets exactly those.
-Status read_decimal_text(od::value v, std::string_view field, std::string& out) {
+Status read_decimal_text(od::value v, const FieldPath& field, std::string& out) {
   std::string_view text;
   if (auto s = read_number_text(v, field, text); !s) {
     return s;
@@ -30,10 +30,9 @@ Status read_decimal_text(od::value v, std::string_view field, std::string& out) 
   return {};
 }
 
-Status read_address(od::value v, std::string_view field, Address& a) {
-  std::string name(field);
+Status read_address(od::value v, const FieldPath& field, Address& a) {
   auto s = read_object(v, field, [&](std::string_view key, od::value value) -> Status {
-    std::string at = name + "." + std::string(key);
+    FieldPath at(field, key);
     if (key == "country") return read_text(value, at, a.country, 3);
     if (key == "street") return read_text(value, at, a.street);
     if (key == "number") return read_text(value, at, a.number, 32);
@@ -45,14 +44,15 @@ Status read_address(od::value v, std::string_view field, Address& a) {
     return {};
   });
   if (s && !a.country.empty() && (a.country.size() != 3 || !std::isupper(static_cast<unsigned char>(a.country[0])))) {
-    return tl::unexpected(field_error(name + ".country", "must be an ISO 3166 alpha-3 code such as BRA"));
+    return tl::unexpected(field_error(FieldPath(field, "country"), "must be an ISO 3166 alpha-3 code such as BRA"));
   }
   return s;
 }
 
 Status read_buyer(od::value v, Buyer& b) {
-  return read_object(v, "miniCart.buyer", [&](std::string_view key, od::value value) -> Status {
-    std::string at = "miniCart.buyer." + std::string(key);
+  const FieldPath buyer("miniCart.buyer");
+  return read_object(v, buyer, [&](std::string_view key, od::value value) -> Status {
+    FieldPath at(buyer, key);
     if (key == "id") return read_text(value, at, b.id, 128);
     if (key == "firstName") return read_text(value, at, b.first_name);
     if (key == "lastName") return read_text(value, at, b.last_name);
@@ -68,11 +68,11 @@ Status read_buyer(od::value v, Buyer& b) {
   });
 }
 
-Status read_item(od::value v, size_t index, Item& item) {
-  std::string name = "miniCart.items[" + std::to_string(index) + "]";
+Status read_item(od::value v, const FieldPath& items, size_t index, Item& item) {
+  FieldPath name(items, index);
   bool has_quantity = false;
   auto s = read_object(v, name, [&](std::string_view key, od::value value) -> Status {
-    std::string at = name + "." + std::string(key);
+    FieldPath at(name, key);
     if (key == "id") return read_text(value, at, item.id, 128);
     if (key == "name") return read_text(value, at, item.name, 512);
     if (key == "price") return read_amount(value, at, item.price);
@@ -87,7 +87,7 @@ Status read_item(od::value v, size_t index, Item& item) {
     return {};
   });
   if (s && has_quantity && (item.quantity < 1 || item.quantity > 1'000'000)) {
-    return tl::unexpected(field_error(name + ".quantity", "must be between 1 and 1000000"));
+    return tl::unexpected(field_error(FieldPath(name, "quantity"), "must be between 1 and 1000000"));
   }
   return s;
 }
@@ -100,9 +100,10 @@ Status read_mini_cart(od::value v, OrderData& order) {
     if (key == "shippingAddress") return read_address(value, "miniCart.shippingAddress", order.shipping_address);
     if (key == "billingAddress") return read_address(value, "miniCart.billingAddress", order.billing_address);
     if (key == "items") {
-      return read_array(value, "miniCart.items", 500, [&](size_t index, od::value item) {
+      const FieldPath items("miniCart.items");
+      return read_array(value, items, 500, [&](size_t index, od::value item) {
         order.items.emplace_back();
-        return read_item(item, index, order.items.back());
+        return read_item(item, items, index, order.items.back());
       });
     }
     return {};
@@ -110,16 +111,17 @@ Status read_mini_cart(od::value v, OrderData& order) {
 }
 
 Status read_merchant_settings(od::value v, OrderData& order) {
-  return read_array(v, "merchantSettings", 50, [&](size_t index, od::value item) -> Status {
-    std::string at = "merchantSettings[" + std::to_string(index) + "]";
+  const FieldPath settings("merchantSettings");
+  return read_array(v, settings, 50, [&](size_t index, od::value item) -> Status {
+    FieldPath at(settings, index);
     std::pair<std::string, std::string> setting;
     auto s = read_object(item, at, [&](std::string_view key, od::value value) -> Status {
-      if (key == "name") return read_text(value, at + ".name", setting.first, 64);
-      if (key == "value") return read_text(value, at + ".value", setting.second, 1024);
+      if (key == "name") return read_text(value, FieldPath(at, key), setting.first, 64);
+      if (key == "value") return read_text(value, FieldPath(at, key), setting.second, 1024);
       return {};
     });
     if (s && setting.first.empty()) {
-      return tl::unexpected(field_error(at + ".name", "is required"));
+      return tl::unexpected(field_error(FieldPath(at, "name"), "is required"));
     }
     order.merchant_settings.push_back(std::move(setting));
     return s;
@@ -151,11 +153,12 @@ std::optional<Status> read_order_member(std::string_view key, od::value v, Order
 }
 
 Status read_recipients(od::value v, std::vector<Recipient>& out) {
-  return read_array(v, "recipients", 100, [&](size_t index, od::value item) -> Status {
-    std::string name = "recipients[" + std::to_string(index) + "]";
+  const FieldPath recipients("recipients");
+  return read_array(v, recipients, 100, [&](size_t index, od::value item) -> Status {
+    FieldPath name(recipients, index);
     Recipient& r = out.emplace_back();
     return read_object(item, name, [&](std::string_view key, od::value value) -> Status {
-      std::string at = name + "." + std::string(key);
+      FieldPath at(name, key);
       if (key == "id") return read_text(value, at, r.id, 128);
       if (key == "name") return read_text(value, at, r.name);
       if (key == "documentType") return read_text(value, at, r.document_type, 32);
@@ -177,18 +180,20 @@ namespace idempay::ppp {
 
 Status check_split(const std::vector<Recipient>& recipients, Cents total) {
   using parse::field_error;
+  using parse::FieldPath;
+  const FieldPath path("recipients");
   Cents sum = 0;
   for (size_t i = 0; i < recipients.size(); ++i) {
     const Recipient& r = recipients[i];
-    std::string at = "recipients[" + std::to_string(i) + "]";
+    FieldPath at(path, i);
     if (r.id.empty()) {
-      return tl::unexpected(field_error(at + ".id", "is required"));
+      return tl::unexpected(field_error(FieldPath(at, "id"), "is required"));
     }
     if (r.role != "seller" && r.role != "marketplace") {
-      return tl::unexpected(field_error(at + ".role", "must be \"seller\" or \"marketplace\""));
+      return tl::unexpected(field_error(FieldPath(at, "role"), "must be \"seller\" or \"marketplace\""));
     }
     if (r.commission_amount > r.amount) {
-      return tl::unexpected(field_error(at + ".commissionAmount", "exceeds the recipient's amount"));
+      return tl::unexpected(field_error(FieldPath(at, "commissionAmount"), "exceeds the recipient's amount"));
     }
     sum += r.amount;
   }

@@ -17,8 +17,37 @@ namespace idempay::ppp::parse {
 
 namespace od = simdjson::ondemand;
 
-inline Error field_error(std::string_view field, std::string_view what) {
-  return Error{ErrorCode::kInvalidArgument, std::string(field) + " " + std::string(what)};
+// The name of the field being read ("miniCart.items[2].price"), spelled out only when an error
+// message needs it: a reader is given its parent's path and its own member name or index, so
+// reading a field that is valid (nearly every one) builds no string. A path refers to its
+// parent and to the text it was made from, so it lives only as a reader's argument or local.
+class FieldPath {
+public:
+  FieldPath(const char* name) : name_(name) {}
+  FieldPath(std::string_view name) : name_(name) {}
+  FieldPath(const std::string& name) : name_(name) {}
+  FieldPath(const FieldPath& parent, std::string_view member) : parent_(&parent), name_(member) {}
+  FieldPath(const FieldPath& parent, size_t index) : parent_(&parent), index_(index), indexed_(true) {}
+
+  std::string str() const {
+    std::string out = parent_ ? parent_->str() : std::string();
+    if (indexed_) {
+      out.append("[").append(std::to_string(index_)).append("]");
+    } else {
+      out.append(parent_ ? "." : "").append(name_);
+    }
+    return out;
+  }
+
+private:
+  const FieldPath* parent_ = nullptr;
+  std::string_view name_;
+  size_t index_ = 0;
+  bool indexed_ = false;
+};
+
+inline Error field_error(const FieldPath& field, std::string_view what) {
+  return Error{ErrorCode::kInvalidArgument, field.str() + " " + std::string(what)};
 }
 
 inline Error json_error(simdjson::error_code e) {
@@ -26,7 +55,7 @@ inline Error json_error(simdjson::error_code e) {
                std::string("malformed JSON body: ") + simdjson::error_message(e)};
 }
 
-inline Status read_string(od::value v, std::string_view field, std::string& out, bool nullable) {
+inline Status read_string(od::value v, const FieldPath& field, std::string& out, bool nullable) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -45,7 +74,7 @@ inline Status read_string(od::value v, std::string_view field, std::string& out,
 
 // A number's raw text (or a string's, for numbers the gateway's guides send quoted), so that
 // decimals stay exact; empty for null.
-inline Status read_number_text(od::value v, std::string_view field, std::string_view& text) {
+inline Status read_number_text(od::value v, const FieldPath& field, std::string_view& text) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -65,7 +94,7 @@ inline Status read_number_text(od::value v, std::string_view field, std::string_
 
 // Amounts are read from their raw text so that they stay exact; strings such as "29,90" are
 // accepted because the gateway's guides send them.
-inline Status read_amount(od::value v, std::string_view field, Cents& out) {
+inline Status read_amount(od::value v, const FieldPath& field, Cents& out) {
   std::string_view text;
   if (auto s = read_number_text(v, field, text); !s) {
     return s;
@@ -78,7 +107,7 @@ inline Status read_amount(od::value v, std::string_view field, Cents& out) {
   return {};
 }
 
-inline Status read_integer(od::value v, std::string_view field, int64_t& out) {
+inline Status read_integer(od::value v, const FieldPath& field, int64_t& out) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -93,7 +122,7 @@ inline Status read_integer(od::value v, std::string_view field, int64_t& out) {
   return tl::unexpected(field_error(field, "must be a whole number"));
 }
 
-inline Status read_bool(od::value v, std::string_view field, bool& out) {
+inline Status read_bool(od::value v, const FieldPath& field, bool& out) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -110,8 +139,9 @@ inline Status read_bool(od::value v, std::string_view field, bool& out) {
 
 // The member names of one object, to refuse a name seen twice: readers that keep the first
 // and readers that keep the last would see two different requests in the same bytes. Up to
-// 48 names live in a small open-addressing table on the stack (one hash and, on a match of
-// hashes, one comparison per name); beyond that, a hash set.
+// 48 names live in a small open-addressing table on the stack, hashed by their length and
+// their first and last bytes (a general string hash cost more than the rest of the check;
+// names that collide are only compared, and at most 48 live here); beyond that, a hash set.
 class MemberNames {
 public:
   // False if `name` was inserted before.
@@ -123,7 +153,7 @@ public:
       overflow_.emplace(slots_.begin(), slots_.end());
       return overflow_->insert(name).second;
     }
-    size_t h = std::hash<std::string_view>{}(name) & (kSlots - 1);
+    size_t h = slot_of(name);
     while ((used_ >> h) & 1) {
       if (slots_[h] == name) {
         return false;
@@ -137,6 +167,16 @@ public:
   }
 
 private:
+  static size_t slot_of(std::string_view name) {
+    if (name.empty()) {
+      return 0;
+    }
+    auto first = static_cast<unsigned char>(name.front());
+    auto last = static_cast<unsigned char>(name.back());
+    auto middle = static_cast<unsigned char>(name[name.size() / 2]);
+    return (name.size() * 7 + first * 3 + middle * 5 + last) & (kSlots - 1);
+  }
+
   static constexpr size_t kSlots = 64;
   static constexpr size_t kInline = 48;
   std::array<std::string_view, kSlots> slots_{};
@@ -171,7 +211,7 @@ inline Status for_each_field(od::object object, OnField&& on_field) {
 
 // Reads an object-or-null member; null leaves the target untouched.
 template <class OnField>
-inline Status read_object(od::value v, std::string_view field, OnField&& on_field) {
+inline Status read_object(od::value v, const FieldPath& field, OnField&& on_field) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -189,7 +229,7 @@ inline Status read_object(od::value v, std::string_view field, OnField&& on_fiel
 // Reads an array-or-null member, calling on_item(index, value) for each of at most
 // `max_items` elements.
 template <class OnItem>
-inline Status read_array(od::value v, std::string_view field, size_t max_items, OnItem&& on_item) {
+inline Status read_array(od::value v, const FieldPath& field, size_t max_items, OnItem&& on_item) {
   od::json_type type;
   if (auto e = v.type().get(type)) {
     return tl::unexpected(json_error(e));
@@ -219,7 +259,7 @@ inline Status read_array(od::value v, std::string_view field, size_t max_items, 
 
 // A text field of at most `max_size` bytes (personal and order data: bounded before it is
 // passed on).
-inline Status read_text(od::value v, std::string_view field, std::string& out, size_t max_size = 256) {
+inline Status read_text(od::value v, const FieldPath& field, std::string& out, size_t max_size = 256) {
   if (auto s = read_string(v, field, out, true); !s) {
     return s;
   }

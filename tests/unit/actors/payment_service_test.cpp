@@ -581,6 +581,50 @@ TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharg
   service.shutdown();
 }
 
+// A store that cannot be read: a create waits for its payment's load, the load fails, and the
+// caller hears the store's retryable error ("nothing was done"), not the "engine stopped" that
+// a command dropped unanswered gets.
+class UnreadableStore final : public storage::Store {
+public:
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace space, std::string_view) override {
+    if (space == Space::kPayments) {
+      return make_error(ErrorCode::kUnavailable, "disk unreadable");
+    }
+    return std::optional<storage::Versioned>();  // what starting the service reads
+  }
+  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace,
+                                                                            std::string_view) override {
+    return std::nullopt;
+  }
+  void read_async(std::function<void(storage::Store&)> job) override { job(*this); }
+  void commit(storage::Batch batch, storage::CommitCallback done) override {
+    done(std::vector<uint64_t>(batch.size(), 1));  // what starting the service writes
+  }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace, std::string_view,
+                                                                         size_t) override {
+    return std::vector<std::pair<std::string, storage::Versioned>>();  // nothing to recover
+  }
+  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan_after(storage::Keyspace, std::string_view,
+                                                                               size_t) override {
+    return std::vector<std::pair<std::string, storage::Versioned>>();
+  }
+};
+
+TEST(PaymentServiceStorageFailureTest, AFailedLoadAnswersWithTheStoresRetryableError) {
+  UnreadableStore store;
+  acquirer::StubAcquirer stub;
+  RecordingTransport transport;
+  PaymentService service(store, stub, transport, ServiceOptions{});
+  ASSERT_TRUE(service.start());
+  std::promise<Reply> p;
+  service.create_payment(create_request("u1"), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
+  Reply r = p.get_future().get();
+  EXPECT_EQ(r.outcome, Outcome::kRetry);
+  EXPECT_NE(r.body.find("nothing was done"), std::string::npos) << r.body;
+  EXPECT_EQ(stub.ledger_json().find("u1"), std::string::npos);
+  service.shutdown();
+}
+
 // A payment and a settlement as the version before owners and scoped requestIds stored them:
 // no owner, a version 1 fingerprint, the operation under its bare requestId. They keep
 // replaying byte for byte for the legacy owner, and stay invisible to any other merchant.

@@ -257,6 +257,40 @@ TEST(PppParseTest, PaymentsStoredWithVersion1FingerprintsStillMatch) {
   EXPECT_FALSE(same_payment("k", current, payment_fingerprint("k", b), b));
 }
 
+// A refused field is named by its whole path, however deep (the path is spelled out only
+// when a message needs it).
+TEST(PppParseTest, ANestedFieldIsNamedByItsPath) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"miniCart":{"items":[{"quantity":1},{"quantity":0}]}})",
+       "miniCart.items[1].quantity must be between 1 and 1000000"},
+      {R"({"miniCart":{"items":[{"price":"x"}]}})",
+       "miniCart.items[0].price must be a non-negative amount with at most 2 decimals"},
+      {R"({"miniCart":{"shippingAddress":{"country":"BR"}}})",
+       "miniCart.shippingAddress.country must be an ISO 3166 alpha-3 code such as BRA"},
+      {R"({"miniCart":{"billingAddress":{"city":5}}})", "miniCart.billingAddress.city must be a string or null"},
+      {R"({"miniCart":{"buyer":{"email":")" + std::string(255, 'e') + R"("}}})",
+       "miniCart.buyer.email is longer than 254 characters"},
+      {R"({"miniCart":{"shippingValue":true}})", "miniCart.shippingValue must be a number"},
+      {R"({"recipients":[{"amount":1},{"amount":"1.001"}]})",
+       "recipients[1].amount must be a non-negative amount with at most 2 decimals"},
+      {R"({"merchantSettings":[{"name":"a","value":"b"},{"value":"c"}]})", "merchantSettings[1].name is required"},
+      {R"({"card":{"expiration":{"month":12}}})", "card.expiration.month must be a string or null"},
+      {R"({"installmentsValue":"ten"})", "installmentsValue must be a non-negative amount with at most 2 decimals"},
+  };
+  for (const auto& [body, message] : cases) {
+    std::string text = body;
+    auto r = parse_create_payment(text);
+    ASSERT_FALSE(r) << body;
+    EXPECT_EQ(r.error().message, message) << body;
+  }
+  std::vector<Recipient> split(2);
+  split[0] = {"seller-1", "", "", "", "seller", 100};
+  split[1] = {"market", "", "", "", "boss", 100};
+  auto refused = check_split(split, 200);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "recipients[1].role must be \"seller\" or \"marketplace\"");
+}
+
 TEST(PppParseTest, DuplicateMemberNamesAreRefused) {
   for (std::string body : {
            std::string(R"({"paymentId":"P1","paymentId":"P2"})"),
@@ -271,6 +305,17 @@ TEST(PppParseTest, DuplicateMemberNamesAreRefused) {
   for (int i = 0; i < 60; ++i) many += "\"k" + std::to_string(i) + "\":1,";
   many += R"("k7":2})";  // past the inline table
   EXPECT_FALSE(parse_create_payment(many));
+  // Names that share their length and their first, middle and last bytes land in the same
+  // slot of the inline table: distinct ones are all accepted, a repeated one is still refused.
+  std::string alike = "{";
+  for (int i = 0; i < 40; ++i) alike += std::string("\"x") + char('a' + i % 26) + "-" + char('a' + i / 26) + "z\":1,";
+  std::string distinct = alike + R"("paymentId":"P1"})";
+  auto parsed = parse_create_payment(distinct);
+  EXPECT_TRUE(parsed || parsed.error().message.find("twice") == std::string::npos) << parsed.error().message;
+  alike += R"("xt-az":2})";
+  auto repeated = parse_create_payment(alike);
+  ASSERT_FALSE(repeated);
+  EXPECT_NE(repeated.error().message.find("\"xt-az\" appears twice"), std::string::npos) << repeated.error().message;
   std::string op = R"({"requestId":"R1","requestId":"R2","value":1})";
   EXPECT_FALSE(parse_operation(OperationKind::kSettle, "P1", op));
 }
