@@ -25,7 +25,6 @@ class FieldPath {
 public:
   FieldPath(const char* name) : name_(name) {}
   FieldPath(std::string_view name) : name_(name) {}
-  FieldPath(const std::string& name) : name_(name) {}
   FieldPath(const FieldPath& parent, std::string_view member) : parent_(&parent), name_(member) {}
   FieldPath(const FieldPath& parent, size_t index) : parent_(&parent), index_(index), indexed_(true) {}
 

@@ -536,10 +536,15 @@ TEST(PaymentServiceWritesTest, ACreatePaymentWritesTwoSyncedBatchesWithinItsBudg
   EXPECT_LE(bytes, 2500u);  // 3,129 before payment records left out their defaults
 }
 
-// A store that refuses every commit: nothing may be reported as done.
+// A store that refuses every commit but the service's first two (its fingerprint and POS link
+// keys): nothing may be reported as done. With `payment_reads_fail`, reading a payment fails too.
 class FailingStore final : public storage::Store {
 public:
-  Result<std::optional<storage::Versioned>> get(storage::Keyspace, std::string_view) override {
+  explicit FailingStore(bool payment_reads_fail = false) : payment_reads_fail_(payment_reads_fail) {}
+  Result<std::optional<storage::Versioned>> get(storage::Keyspace space, std::string_view) override {
+    if (payment_reads_fail_ && space == Space::kPayments) {
+      return make_error(ErrorCode::kUnavailable, "disk unreadable");
+    }
     return std::optional<storage::Versioned>();
   }
   std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace ks,
@@ -563,66 +568,31 @@ public:
   }
 
 private:
+  const bool payment_reads_fail_;
   std::atomic<int> commits_{0};
 };
 
 TEST(PaymentServiceStorageFailureTest, StorageFailureIsARetryableErrorAndNoCharge) {
   FailingStore store;
-  acquirer::StubAcquirer stub;
-  RecordingTransport transport;
-  PaymentService service(store, stub, transport, ServiceOptions{});
-  ASSERT_TRUE(service.start());
-  std::promise<Reply> p;
-  service.create_payment(create_request("f1"), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
-  Reply r = p.get_future().get();
+  Running running(store);
+  Reply r = running.create("f1");
   EXPECT_EQ(r.outcome, Outcome::kRetry);  // 503: the gateway retries
   EXPECT_NE(r.body.find("\"status\":\"error\""), std::string::npos);
-  EXPECT_EQ(stub.ledger_json().find("f1"), std::string::npos);  // acquirer never called
-  service.shutdown();
+  EXPECT_EQ(running.stub.ledger_json().find("f1"), std::string::npos);  // acquirer never called
+  running.service.shutdown();
 }
 
-// A store that cannot be read: a create waits for its payment's load, the load fails, and the
-// caller hears the store's retryable error ("nothing was done"), not the "engine stopped" that
-// a command dropped unanswered gets.
-class UnreadableStore final : public storage::Store {
-public:
-  Result<std::optional<storage::Versioned>> get(storage::Keyspace space, std::string_view) override {
-    if (space == Space::kPayments) {
-      return make_error(ErrorCode::kUnavailable, "disk unreadable");
-    }
-    return std::optional<storage::Versioned>();  // what starting the service reads
-  }
-  std::optional<Result<std::optional<storage::Versioned>>> get_if_in_memory(storage::Keyspace,
-                                                                            std::string_view) override {
-    return std::nullopt;
-  }
-  void read_async(std::function<void(storage::Store&)> job) override { job(*this); }
-  void commit(storage::Batch batch, storage::CommitCallback done) override {
-    done(std::vector<uint64_t>(batch.size(), 1));  // what starting the service writes
-  }
-  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan(storage::Keyspace, std::string_view,
-                                                                         size_t) override {
-    return std::vector<std::pair<std::string, storage::Versioned>>();  // nothing to recover
-  }
-  Result<std::vector<std::pair<std::string, storage::Versioned>>> scan_after(storage::Keyspace, std::string_view,
-                                                                               size_t) override {
-    return std::vector<std::pair<std::string, storage::Versioned>>();
-  }
-};
-
+// A create waits for its payment's load and the load fails: the caller hears the store's
+// retryable error ("nothing was done"), not the "engine stopped" that a command dropped
+// unanswered gets.
 TEST(PaymentServiceStorageFailureTest, AFailedLoadAnswersWithTheStoresRetryableError) {
-  UnreadableStore store;
-  acquirer::StubAcquirer stub;
-  RecordingTransport transport;
-  PaymentService service(store, stub, transport, ServiceOptions{});
-  ASSERT_TRUE(service.start());
-  std::promise<Reply> p;
-  service.create_payment(create_request("u1"), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
-  Reply r = p.get_future().get();
+  FailingStore store(true);
+  Running running(store);
+  Reply r = running.create("u1");
   EXPECT_EQ(r.outcome, Outcome::kRetry);
   EXPECT_NE(r.body.find("nothing was done"), std::string::npos) << r.body;
-  EXPECT_EQ(stub.ledger_json().find("u1"), std::string::npos);
-  service.shutdown();
+  EXPECT_EQ(running.stub.ledger_json().find("u1"), std::string::npos);
+  running.service.shutdown();
 }
 
 // A payment and a settlement as the version before owners and scoped requestIds stored them:

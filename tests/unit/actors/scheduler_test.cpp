@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <string>
+#include <thread>
 
 #include <caf/all.hpp>
 
@@ -70,7 +71,12 @@ caf::behavior sends_itself_later(caf::event_based_actor* self, std::promise<int>
 
 TEST(SchedulerTest, ActorsThatEndWithoutTimeoutsLeaveTheClockAsleep) {
   System s;
+  // The clock thread names itself once it runs, which may be after the system is built.
   long before = voluntary_switches_of("idempay-clock");
+  for (int i = 0; i < 500 && before < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    before = voluntary_switches_of("idempay-clock");
+  }
   ASSERT_GE(before, 0) << "no clock thread of this scheduler";
   constexpr int kActors = 2000;
   std::atomic<int> ended{0};
