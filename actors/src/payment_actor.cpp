@@ -217,6 +217,7 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
     ++audit_unacked_;
   }
   storage::Batch batch;
+  batch.reserve(2 * d.audit.size() + d.writes.size());  // an entry and its chain's head each
   for (auto& e : std::exchange(d.audit, {})) {
     audit(batch, std::move(e));
   }

@@ -102,7 +102,7 @@ private:
   // A command reloads while a mutation is in flight only after it: the reload must not
   // overwrite what that mutation commits.
   template <class Command>
-  bool wait_for_load(void (PaymentActor::*handler)(Command), Command& cmd) {
+  bool wait_for_load(void (PaymentActor::*handler)(Command&&), Command& cmd) {
     if (copy_ == Copy::kLoaded) {
       return false;
     }
@@ -248,19 +248,19 @@ private:
 
   // -- commands (payment_commands.cpp) -------------------------------------------------------
 
-  void on_create(CreateCommand cmd);
+  void on_create(CreateCommand&& cmd);
   bool answer_replay_from_cache(const CreateCommand& cmd);
   void remember_repeat(const CreateCommand& cmd, const Decision& d);
   void remember_answer(const std::string& repeat_key, const std::string& merchant, const std::string& fingerprint,
                        const Reply& answer);
-  void on_repeats(RepeatsCommand cmd);
-  void on_terminal(TerminalCommand cmd);
-  void on_operate(OperateCommand cmd);
-  void on_event(EventCommand cmd);
-  void on_refresh(RefreshCommand cmd);
-  void on_recover(RecoverCommand cmd);
-  void on_notified(NotifiedCommand cmd);
-  void on_owner_action(OwnerActionCommand cmd);
+  void on_repeats(RepeatsCommand&& cmd);
+  void on_terminal(TerminalCommand&& cmd);
+  void on_operate(OperateCommand&& cmd);
+  void on_event(EventCommand&& cmd);
+  void on_refresh(RefreshCommand&& cmd);
+  void on_recover(RecoverCommand&& cmd);
+  void on_notified(NotifiedCommand&& cmd);
+  void on_owner_action(OwnerActionCommand&& cmd);
 
   // Background reconciliation of an unknown outcome: status calls with backoff until the
   // record is marked orphaned.

@@ -19,19 +19,19 @@ namespace {
 // Shared stores only: a copy of the command, to run it again after a lost race (the copy of a
 // Create Payment holds card data, in memory only, for as long as the mutation runs).
 template <class Command>
-std::function<void()> rerun(const std::shared_ptr<PaymentActor>& me, void (PaymentActor::*handler)(Command),
+std::function<void()> rerun(const std::shared_ptr<PaymentActor>& me, void (PaymentActor::*handler)(Command&&),
                             const Command& cmd, bool shared) {
   if (!shared) {
     return {};
   }
-  return [me, handler, cmd]() mutable { ((*me).*handler)(std::move(cmd)); };
+  return [me, handler, cmd = Command(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
 }
 
 }  // namespace
 
 // -- Create Payment -----------------------------------------------------------------------------
 
-void PaymentActor::on_create(CreateCommand cmd) {
+void PaymentActor::on_create(CreateCommand&& cmd) {
   if (answer_replay_from_cache(cmd)) {
     return;
   }
@@ -127,7 +127,7 @@ void PaymentActor::remember_answer(const std::string& repeat_key, const std::str
   ctx_.repeats->remember(repeat_key, id(), merchant, fingerprint, answer);
 }
 
-void PaymentActor::on_repeats(RepeatsCommand cmd) {
+void PaymentActor::on_repeats(RepeatsCommand&& cmd) {
   if (!last_read_serves() && wait_for_load(&PaymentActor::on_repeats, cmd)) {
     return;
   }
@@ -142,7 +142,7 @@ void PaymentActor::on_repeats(RepeatsCommand cmd) {
 
 // -- POS terminal submission --------------------------------------------------------------------
 
-void PaymentActor::on_terminal(TerminalCommand cmd) {
+void PaymentActor::on_terminal(TerminalCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_terminal, cmd)) {
     return;
   }
@@ -163,7 +163,7 @@ void PaymentActor::on_terminal(TerminalCommand cmd) {
 
 // -- cancel / settle / refund -------------------------------------------------------------------
 
-void PaymentActor::on_operate(OperateCommand cmd) {
+void PaymentActor::on_operate(OperateCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_operate, cmd)) {
     return;
   }
@@ -240,7 +240,7 @@ void PaymentActor::resume_operation(const std::string& request_id) {
 
 // -- acquirer webhooks and refreshes ------------------------------------------------------------
 
-void PaymentActor::on_event(EventCommand cmd) {
+void PaymentActor::on_event(EventCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_event, cmd)) {
     return;
   }
@@ -261,7 +261,7 @@ void PaymentActor::on_event(EventCommand cmd) {
       });
 }
 
-void PaymentActor::on_refresh(RefreshCommand cmd) {
+void PaymentActor::on_refresh(RefreshCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_refresh, cmd)) {
     return;
   }
@@ -348,7 +348,7 @@ void PaymentActor::mark_orphaned() {
   carry_out(std::move(*d));
 }
 
-void PaymentActor::on_recover(RecoverCommand cmd) {
+void PaymentActor::on_recover(RecoverCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_recover, cmd)) {
     return;
   }
@@ -371,7 +371,7 @@ void PaymentActor::on_recover(RecoverCommand cmd) {
   }
 }
 
-void PaymentActor::on_owner_action(OwnerActionCommand cmd) {
+void PaymentActor::on_owner_action(OwnerActionCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_owner_action, cmd)) {
     return;
   }
@@ -384,7 +384,7 @@ void PaymentActor::on_owner_action(OwnerActionCommand cmd) {
   answer_now(std::move(d), cmd.sink);
 }
 
-void PaymentActor::on_notified(NotifiedCommand cmd) {
+void PaymentActor::on_notified(NotifiedCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_notified, cmd)) {
     return;
   }

@@ -2,7 +2,8 @@
 #include "idempay/domain/audit.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
+#include <iterator>
 
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_read.hpp"
@@ -15,9 +16,13 @@ namespace idempay::domain {
 std::string audit_prefix(const std::string& payment_id) { return payment_id + "/"; }
 
 std::string audit_key(const std::string& payment_id, uint64_t seq) {
-  char digits[24];
-  std::snprintf(digits, sizeof digits, "%010llu", static_cast<unsigned long long>(seq));
-  return audit_prefix(payment_id) + digits;
+  // At least ten digits, zero-padded ("%010llu"), so that a trail's keys sort in seq order.
+  char digits[20];
+  auto end = std::to_chars(std::begin(digits), std::end(digits), seq).ptr;
+  auto length = static_cast<size_t>(end - digits);
+  std::string key = audit_prefix(payment_id);
+  key.append(length < 10 ? 10 - length : 0, '0').append(digits, length);
+  return key;
 }
 
 std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }

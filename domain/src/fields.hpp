@@ -125,10 +125,14 @@ bool read(const JsonValue& object, T& record, const Table& table) {
   return std::apply([&](const auto&... f) { return (read_field(object, record, f) && ...); }, table);
 }
 
+/// What a stored record's JSON usually takes: a payment with its embedded answer is one to
+/// two kilobytes, an audit entry a few hundred bytes.
+constexpr size_t kTypicalRecordBytes = 1024;
+
 /// The whole record as one JSON object.
 template <class T, class Table>
 std::string encode_object(const T& record, const Table& table) {
-  JsonWriter w;
+  JsonWriter w(kTypicalRecordBytes);
   w.begin_object();
   write(w, record, table);
   w.end_object();

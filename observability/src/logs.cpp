@@ -314,7 +314,7 @@ Result<EventLog> make_event_log(const std::string& destination) {
       w.key("kind").string(kind).key("count").number(static_cast<int64_t>(suppressed)).end_object();
       lines->add(std::move(w).take());
     }
-    JsonWriter w;
+    JsonWriter w(512);  // a line is a few hundred bytes
     w.begin_object().key("time").string(utc_now(time)).key("event").string(kind).key("paymentId").string(id);
     w.key("ref").string(loggable_id(e.ref));
     if (!e.before.empty() || !e.after.empty()) {

@@ -6,7 +6,7 @@
 namespace idempay::ppp {
 
 std::string write_create_payment_response(const CreatePaymentResponse& r) {
-  JsonWriter w;
+  JsonWriter w(512);  // an answer with its payment app data and identifiers: a few hundred bytes
   w.begin_object();
   w.key("paymentId").string(r.payment_id);
   w.key("status").string(r.status);

@@ -2,8 +2,10 @@
 // The compare-and-swap rule, one implementation for every store: each write's condition is
 // checked against the store as the writes staged before it leave it (earlier batches of the
 // same group, and this batch's own earlier writes), and a batch passes whole or not at all.
-#include <map>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "idempay/storage/store.hpp"
@@ -20,8 +22,18 @@ inline Status known_keyspaces(const Batch& batch, size_t count) {
   return {};
 }
 
-/// Etags as the batches staged so far leave them, by (keyspace, key).
-using StagedEtags = std::map<std::pair<size_t, std::string>, uint64_t>;
+/// A write's (keyspace, key); the key is the write's own bytes, which outlive the group.
+using StagedKey = std::pair<size_t, std::string_view>;
+
+struct StagedKeyHash {
+  size_t operator()(const StagedKey& k) const noexcept {
+    return std::hash<std::string_view>()(k.second) ^ (k.first * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+/// Etags as the batches staged so far leave them, by (keyspace, key). Its keys point into
+/// the batches: it must not outlive them.
+using StagedEtags = std::unordered_map<StagedKey, uint64_t, StagedKeyHash>;
 
 /// The new etag of each write of `batch` (0 for deletes), or kConflict; `staged` takes this
 /// batch's etags only if it passes. `stored(write)` reads a key's etag from the store
@@ -35,8 +47,9 @@ CommitResult check_conditions(const Batch& batch, StagedEtags& staged, StoredEta
   // This batch's own writes, merged into `staged` only if the whole batch passes: the cost
   // is per write, never per batch already in the group.
   StagedEtags local;
+  local.reserve(batch.size());
   for (const Write& w : batch) {
-    auto id = std::make_pair(static_cast<size_t>(w.keyspace.index), w.key);
+    StagedKey id{w.keyspace.index, w.key};
     uint64_t current = 0;
     if (auto it = local.find(id); it != local.end()) {
       current = it->second;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdarg>
 #include <cstdio>
 
@@ -39,13 +40,23 @@ namespace {
 rocksdb::Slice slice_of(std::string_view bytes) { return {bytes.empty() ? "" : bytes.data(), bytes.size()}; }
 
 // Values are stored as 8 bytes of little-endian etag followed by the payload.
-std::string encode(uint64_t etag, std::string_view payload) {
-  std::string out(8 + payload.size(), '\0');
-  for (int i = 0; i < 8; ++i) {
+using EtagBytes = std::array<char, 8>;
+EtagBytes etag_bytes(uint64_t etag) {
+  EtagBytes out;
+  for (size_t i = 0; i < out.size(); ++i) {
     out[i] = static_cast<char>((etag >> (8 * i)) & 0xff);
   }
-  std::memcpy(out.data() + 8, payload.data(), payload.size());
   return out;
+}
+
+// Adds a put of `payload` under `etag` to `wb`, the two parts given to RocksDB as they are:
+// it copies them into the batch once, with no value assembled here first.
+void put_versioned(rocksdb::WriteBatch& wb, rocksdb::ColumnFamilyHandle* family, std::string_view key,
+                   uint64_t etag, std::string_view payload) {
+  EtagBytes prefix = etag_bytes(etag);
+  rocksdb::Slice key_part = slice_of(key);
+  rocksdb::Slice value_parts[] = {{prefix.data(), prefix.size()}, slice_of(payload)};
+  wb.Put(family, rocksdb::SliceParts(&key_part, 1), rocksdb::SliceParts(value_parts, 2)).PermitUncheckedError();
 }
 
 // A value shorter than its etag is corruption, never "absent": an etag of 0 would let a
@@ -346,7 +357,7 @@ private:
     for (size_t i = 0; i < batch.size(); ++i) {
       const Write& w = batch[i];
       if (w.value) {
-        wb.Put(cf(w.keyspace), w.key, encode((*etags)[i], *w.value)).PermitUncheckedError();
+        put_versioned(wb, cf(w.keyspace), w.key, (*etags)[i], *w.value);
       } else {
         wb.Delete(cf(w.keyspace), w.key).PermitUncheckedError();
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "idempay/domain/audit.hpp"
 
@@ -20,6 +21,18 @@ AuditEntry sample() {
   e.detail = "line\nbreak";
   e.prev = "abc";
   return e;
+}
+
+// The keys stored so far are "<paymentId>/" and the seq in at least ten zero-padded digits:
+// a trail is read by scanning its prefix, so its keys must keep sorting in seq order.
+TEST(AuditTest, EntryKeysAreTheSeqInTenZeroPaddedDigits) {
+  EXPECT_EQ(audit_key("p1", 0), "p1/0000000000");
+  EXPECT_EQ(audit_key("p1", 7), "p1/0000000007");
+  EXPECT_EQ(audit_key("p1", 1234567890), "p1/1234567890");
+  EXPECT_EQ(audit_key("p1", 12345678901), "p1/12345678901");
+  EXPECT_EQ(audit_key("p/x", UINT64_MAX), "p/x/18446744073709551615");
+  EXPECT_LT(audit_key("p1", 9), audit_key("p1", 10));
+  EXPECT_LT(audit_key("p1", 999999999), audit_key("p1", 1000000000));
 }
 
 // seal() is the fast path of append(); what it stores must be exactly what encode() and

@@ -10,6 +10,11 @@ namespace idempay {
 /// well-formed nesting; keys and strings are escaped (RFC 8259), so any input bytes are safe.
 class JsonWriter {
 public:
+  JsonWriter() = default;
+  /// Room for `capacity` bytes from the start: a document of about that size is written
+  /// without the string growing (and copying itself) at every doubling on the way.
+  explicit JsonWriter(size_t capacity) { out_.reserve(capacity); }
+
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
