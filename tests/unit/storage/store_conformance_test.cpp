@@ -449,6 +449,64 @@ TEST(RocksStoreTest, SecondOpenOfALockedDirectoryFailsCleanly) {
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
 }
 
+// The store's directory opened with RocksDB alone (the store closed), to read and write the
+// bytes a store keeps, as another version of idempay would find or leave them.
+class RawRocks {
+public:
+  explicit RawRocks(const std::string& path) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> families{{rocksdb::kDefaultColumnFamilyName, {}}};
+    for (const auto& name : kNames) {
+      families.push_back({name, {}});
+    }
+    opened_ = rocksdb::DB::Open(rocksdb::DBOptions(), path, families, &handles_, &db_).ok();
+  }
+  ~RawRocks() {
+    for (auto* h : handles_) {
+      db_->DestroyColumnFamilyHandle(h);
+    }
+    delete db_;
+  }
+  bool opened() const { return opened_; }
+  bool put(Keyspace ks, const std::string& key, const std::string& bytes) {
+    return db_->Put(rocksdb::WriteOptions(), handles_[1 + ks.index], key, bytes).ok();
+  }
+  std::string get(Keyspace ks, const std::string& key) {
+    std::string bytes;
+    EXPECT_TRUE(db_->Get(rocksdb::ReadOptions(), handles_[1 + ks.index], key, &bytes).ok());
+    return bytes;
+  }
+
+private:
+  rocksdb::DB* db_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  bool opened_ = false;
+};
+
+// What is on the disk stays as every earlier version wrote it — the etag in eight
+// little-endian bytes, then the value — so that a data directory survives an upgrade and a
+// rollback: written by the store, read raw; written raw, read by the store.
+TEST(RocksStoreTest, StoredBytesAreTheEtagInEightLittleEndianBytesThenTheValue) {
+  testing::TempDir dir;
+  RocksOptions options{dir.path() + "/db", true};
+  {
+    auto store = open_rocks_store(options, kNames).value();
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "p1", "v1", 0}}));
+    ASSERT_TRUE(store->commit_and_wait({{Space::kPayments, "p1", "{\"state\":\"approved\"}", 1}}));
+  }
+  {
+    RawRocks raw(options.path);
+    ASSERT_TRUE(raw.opened());
+    EXPECT_EQ(raw.get(Space::kPayments, "p1"), std::string("\x02\0\0\0\0\0\0\0", 8) + "{\"state\":\"approved\"}");
+    ASSERT_TRUE(raw.put(Space::kAudit, "old", std::string("\x08\x07\x06\x05\x04\x03\x02\x01", 8) + "entry"));
+  }
+  auto store = open_rocks_store(options, kNames).value();
+  auto got = store->get(Space::kAudit, "old").value();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->etag, 0x0102030405060708u);
+  EXPECT_EQ(got->value, "entry");
+  EXPECT_TRUE(store->commit_and_wait({{Space::kAudit, "old", "next", 0x0102030405060708u}}));
+}
+
 // A value shorter than the etag it must start with is corruption: reading it as "absent"
 // (etag 0) would let a put-if-absent overwrite it.
 TEST(RocksStoreTest, AValueShorterThanItsEtagIsReportedAsCorruption) {
@@ -456,19 +514,9 @@ TEST(RocksStoreTest, AValueShorterThanItsEtagIsReportedAsCorruption) {
   RocksOptions options{dir.path() + "/db", true};
   open_rocks_store(options, kNames).value().reset();  // creates the column families
   {
-    rocksdb::DB* raw = nullptr;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families{{rocksdb::kDefaultColumnFamilyName, {}}};
-    for (const auto& name : kNames) {
-      families.push_back({name, {}});
-    }
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), options.path, families, &handles, &raw).ok());
-    auto payments = handles[1 + Space::kPayments.index];
-    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), payments, "short", "abc").ok());
-    for (auto* h : handles) {
-      raw->DestroyColumnFamilyHandle(h);
-    }
-    delete raw;
+    RawRocks raw(options.path);
+    ASSERT_TRUE(raw.opened());
+    ASSERT_TRUE(raw.put(Space::kPayments, "short", "abc"));
   }
   auto store = open_rocks_store(options, kNames).value();
   auto got = store->get(Space::kPayments, "short");
