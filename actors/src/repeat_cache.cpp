@@ -43,12 +43,16 @@ void RepeatCache::remember(const std::string& key, const std::string& payment_id
   auto entry = std::make_shared<Entry>(Entry{payment_id, merchant, fingerprint, answer});
   entry->answer.served = "reused";  // what the access log says of a stored answer given again
   std::lock_guard lock(mutex_);
-  if (closed_ || !entries_.emplace(key, std::move(entry)).second) {
+  if (closed_) {
     return;
   }
-  order_.push_back(key);
+  auto [it, added] = entries_.emplace(key, std::move(entry));
+  if (!added) {
+    return;
+  }
+  order_.push_back(&it->first);
   while (entries_.size() > capacity_) {
-    entries_.erase(order_.front());
+    entries_.erase(entries_.find(*order_.front()));  // by iterator: the key lives in the node erased
     order_.pop_front();
   }
 }

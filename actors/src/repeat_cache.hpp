@@ -94,7 +94,8 @@ private:
   size_t waiting_count_ = 0;  ///< arrivals in waiting_
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Entry>> entries_;
-  std::deque<std::string> order_;  ///< keys, oldest remembered first
+  /// The keys of entries_, oldest remembered first (a map's keys stay where they are).
+  std::deque<const std::string*> order_;
   std::unordered_map<std::string, Waiting> waiting_;  ///< by paymentId
   bool closed_ = false;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 
@@ -152,7 +153,9 @@ JsonWriter& JsonWriter::string(std::string_view v) {
 
 JsonWriter& JsonWriter::number(int64_t v) {
   separate();
-  out_ += std::to_string(v);
+  char digits[24];  // an int64's 19 digits and its sign
+  auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  out_.append(digits, end);
   return *this;
 }
 

@@ -496,33 +496,33 @@ http::Response PixPsp::State::answer(const http::Request& request) {
   State& s = *this;
   auto found = s.table.find(request.method, request.path);
   if (!found.match) {
-    return (problem(found.allow.empty() ? 404 : 405, "NaoEncontrado", "Not found", "no such route"));
+    return problem(found.allow.empty() ? 404 : 405, "NaoEncontrado", "Not found", "no such route");
   }
   const auto& p = found.match->params;
   const int id = found.match->id;
   s.count(request, found.match->pattern);
   bool api = id == route::kCharge || id == route::kPix || id == route::kRefund || id == route::kWebhook;
   if (api && !s.authorized(request)) {
-    return (problem(401, "AcessoNegado", "Unauthorized", "a valid bearer access token is required"));
+    return problem(401, "AcessoNegado", "Unauthorized", "a valid bearer access token is required");
   }
   switch (id) {
     case route::kToken:
-      return (s.issue_token(request));
+      return s.issue_token(request);
     case route::kCharge:
-      return (request.method == "PUT"     ? s.put_charge(p[0], request.body)
-                     : request.method == "PATCH" ? s.patch_charge(p[0], request.body)
-                                                 : s.get_charge(p[0]));
+      return request.method == "PUT"     ? s.put_charge(p[0], request.body)
+             : request.method == "PATCH" ? s.patch_charge(p[0], request.body)
+                                         : s.get_charge(p[0]);
     case route::kPix:
-      return (s.get_pix(p[0]));
+      return s.get_pix(p[0]);
     case route::kRefund:
-      return (request.method == "PUT" ? s.put_refund(p[0], p[1], request.body) : s.get_refund(p[0], p[1]));
+      return request.method == "PUT" ? s.put_refund(p[0], p[1], request.body) : s.get_refund(p[0], p[1]);
     case route::kWebhook:
-      return (s.webhook(request.method, p[0], request.body));
+      return s.webhook(request.method, p[0], request.body);
     case route::kPay: {
       auto paid = s.pay(p[0]);
-      return (paid ? json(200, "{\"endToEndId\":\"" + *paid + "\"}")
-                          : problem(paid.error().code == ErrorCode::kNotFound ? 404 : 409, "Recusado", "Refused",
-                                    paid.error().message));
+      return paid ? json(200, "{\"endToEndId\":\"" + *paid + "\"}")
+                  : problem(paid.error().code == ErrorCode::kNotFound ? 404 : 409, "Recusado", "Refused",
+                            paid.error().message);
     }
     case route::kAge: {
       // Backdates a charge, as if it had been created `seconds` earlier: expiry without waiting.
@@ -531,29 +531,30 @@ http::Response PixPsp::State::answer(const http::Request& request) {
       std::lock_guard lock(s.mutex);
       auto it = s.charges.find(p[0]);
       if (it == s.charges.end() || seconds <= 0) {
-        return (problem(404, "CobNaoEncontrado", "Not found", "no such charge, or no positive seconds"));
+        return problem(404, "CobNaoEncontrado", "Not found", "no such charge, or no positive seconds");
       }
       it->second.created_ms -= seconds * 1000;
-      return (json(200, R"({"aged":true})"));
+      return json(200, R"({"aged":true})");
     }
     case route::kEndRefund: {
       auto doc = JsonValue::parse(request.body);
       std::string status = doc ? doc->string_or("status") : "";
       bool known = status == "DEVOLVIDO" || status == "NAO_REALIZADO";
       bool ended = known && s.end_refund(p[0], p[1], status);
-      return (ended ? json(200, R"({"ended":true})")
-                           : problem(409, "Recusado", "Refused", "no such devolucao in processing, or an unknown status"));
+      return ended ? json(200, R"({"ended":true})")
+                   : problem(409, "Recusado", "Refused",
+                             "no such devolucao in processing, or an unknown status");
     }
     case route::kExpireTokens: {
       std::lock_guard lock(s.mutex);
       s.tokens.clear();
-      return (json(200, R"({"expired":true})"));
+      return json(200, R"({"expired":true})");
     }
     case route::kLedger:
-      return (json(200, s.ledger()));
+      return json(200, s.ledger());
   }
+  return problem(404, "NaoEncontrado", "Not found", "no such route");  // every route id is handled above
 }
-
 
 void PixPsp::handle(http::Request request, http::Responder respond) {
   http::Response response = state_->answer(request);

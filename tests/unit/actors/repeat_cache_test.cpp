@@ -75,6 +75,26 @@ TEST(RepeatCacheTest, TheOldestAnswerGoesWhenFull) {
   EXPECT_TRUE(cache.answer(cache.key("alpha", false, "2"), 1, due));
 }
 
+// Past many rehashes of its table, and with keys remembered twice, the cache still keeps
+// exactly the newest `capacity` answers (the eviction order points at the table's own keys).
+TEST(RepeatCacheTest, EvictionKeepsTheNewestThroughRehashesAndRepeats) {
+  constexpr int kCapacity = 100;
+  RepeatCache cache(kCapacity, 100000);
+  auto key = [&](int i) { return cache.key("alpha", false, "body-" + std::to_string(i)); };
+  for (int i = 0; i < 1000; ++i) {
+    cache.remember(key(i), "p-" + std::to_string(i), "alpha", "fp", approved());
+    cache.remember(key(i), "p-" + std::to_string(i), "alpha", "fp", approved());  // a repeat adds nothing
+  }
+  std::string due;
+  int answered = 0;
+  for (int i = 0; i < 1000; ++i) {
+    bool known = cache.answer(key(i), 1, due).has_value();
+    EXPECT_EQ(known, i >= 1000 - kCapacity) << i;
+    answered += known;
+  }
+  EXPECT_EQ(answered, kCapacity);
+}
+
 TEST(RepeatCacheTest, ForgottenOrClosedItAnswersNothingButKeepsTheArrivals) {
   RepeatCache cache(8, 1000);
   std::string key = cache.key("alpha", false, "body");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -44,6 +45,17 @@ TEST(PppWriteTest, StringsAreEscaped) {
   EXPECT_EQ(out, R"("a\"b\\c\n\u0001")");
   EXPECT_EQ(write_error("x", "say \"hi\""), R"({"status":"error","code":"x","message":"say \"hi\""})");
   EXPECT_TRUE(JsonValue::parse(write_error("x", std::string("\0\x1f", 2))).has_value());
+}
+
+TEST(PppWriteTest, NumbersAreWrittenInFullAtTheirExtremes) {
+  JsonWriter w;
+  w.begin_array();
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{3190}, std::numeric_limits<int64_t>::max(),
+                    std::numeric_limits<int64_t>::min()}) {
+    w.number(v);
+  }
+  w.end_array();
+  EXPECT_EQ(w.str(), "[0,-1,3190,9223372036854775807,-9223372036854775808]");
 }
 
 // The writer finds characters to escape eight at a time: compare it with the plain
