@@ -124,12 +124,6 @@ Authorization authorization_of(const adyen::PaymentResult& r) {
                  "Adyen answered " + code.substr(0, 40) + ", which idempay does not carry out");
 }
 
-http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy) {
-  http::ClientOptions options;
-  options.extra_ca_file = proxy.extra_ca_file;
-  return options;
-}
-
 class AdyenAcquirer final : public Acquirer {
 public:
   explicit AdyenAcquirer(AdyenOptions options)

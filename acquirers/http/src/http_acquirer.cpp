@@ -24,14 +24,6 @@ http::ClientCallback decoding(Callback<T> done, Decode decode) {
 
 constexpr std::string_view kForwardPrefix = "x-provider-forward-";
 
-// This acquirer's client trusts the Secure Proxy's extra CA, if any, and presents no
-// certificate of its own.
-http::ClientOptions client_options(const SecureProxyOptions& proxy) {
-  http::ClientOptions options;
-  options.extra_ca_file = proxy.extra_ca_file;
-  return options;
-}
-
 class HttpAcquirer final : public Acquirer {
 public:
   HttpAcquirer(std::string base_url, http::Url url, std::chrono::milliseconds timeout, const std::string& api_key,
@@ -40,7 +32,7 @@ public:
         url_(std::move(url)),
         timeout_(timeout),
         proxy_(std::move(proxy)),
-        client_(client_options(proxy_)) {
+        client_(proxy_client_options(proxy_)) {
     while (!base_url_.empty() && base_url_.back() == '/') {
       base_url_.pop_back();
     }
@@ -121,6 +113,12 @@ private:
 };
 
 }  // namespace
+
+http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy) {
+  http::ClientOptions options;
+  options.extra_ca_file = proxy.extra_ca_file;
+  return options;
+}
 
 std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
                                              const std::string& api_key, SecureProxyOptions proxy) {

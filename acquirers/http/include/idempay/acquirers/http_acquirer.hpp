@@ -5,6 +5,7 @@
 #include <string>
 
 #include "idempay/domain/acquirer.hpp"
+#include "idempay/http/client.hpp"
 
 namespace idempay::acquirer {
 
@@ -16,6 +17,10 @@ struct SecureProxyOptions {
   /// Extra PEM CA trusted for the proxy's TLS, besides the system store. Default: none
   std::string extra_ca_file;
 };
+
+/// The HTTP client settings of an acquirer reached through the Secure Proxy: its extra CA
+/// trusted, no client certificate of idempay's own presented.
+http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy);
 
 /// An acquirer reached over HTTP with the stub's JSON protocol (see docs/acquirer-protocol.md).
 /// A non-empty `api_key` is sent as `Authorization: Bearer KEY` with every call. An
