@@ -98,6 +98,7 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
 }
 
 void PaymentActor::start_load() {
+  may_presume_ = false;
   read_then<Result<PaymentSnapshot>>([id = id()](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
                                        me->on_loaded(std::move(got));
@@ -218,8 +219,9 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
   }
   storage::Batch batch;
   batch.reserve(2 * d.audit.size() + d.writes.size());  // an entry and its chain's head each
+  std::vector<AuditEntry> presumed_entries;
   for (auto& e : std::exchange(d.audit, {})) {
-    audit(batch, std::move(e));
+    audit(batch, std::move(e), presumed_ ? &presumed_entries : nullptr);
   }
   std::move(d.writes.begin(), d.writes.end(), std::back_inserter(batch));
   d.writes.clear();
@@ -232,14 +234,19 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
   // answer, and the callback that carries it is moved several times on its way.
   auto held = std::make_shared<Decision>(std::move(d));
   ctx_.store->commit(std::move(batch), in_actor<storage::CommitResult>([me = shared_from_this(), held, payment_at,
-                                                                        operation_at, chained,
-                                                                        crash_at](storage::CommitResult res) {
+                                                                        operation_at, chained, crash_at,
+                                                                        presumed_entries = std::move(presumed_entries)](
+                                                                           storage::CommitResult res) {
                        Decision& committed = *held;
                        if (chained) {
                          me->on_audit_acked(false, !res, {});  // its own entries are decided again
                        }
                        if (!res) {
                          return me->abandon(res.error());
+                       }
+                       auto waited = me->confirm_presumption();
+                       for (const auto& e : presumed_entries) {
+                         me->observe(e);
                        }
                        me->recommit_ = nullptr;
                        if (committed.record && payment_at) {
@@ -256,6 +263,9 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
                          fault::crash_point(crash_at);
                        }
                        me->perform(std::move(committed));
+                       for (auto& again : waited) {
+                         again();  // they join the mutation in flight, or wait for it, as usual
+                       }
                      }));
 }
 
@@ -442,6 +452,12 @@ void PaymentActor::look_again() {
 }
 
 void PaymentActor::finish() {
+  if (presumed_) {  // ended before its commit confirmed that the payment is new
+    forget_copy();
+    for (auto& again : confirm_presumption()) {
+      deferred_.push_back(std::move(again));
+    }
+  }
   flow_ = Flow::kNone;
   again_ = nullptr;
   recommit_ = nullptr;

@@ -103,7 +103,7 @@ private:
   // overwrite what that mutation commits.
   template <class Command>
   bool wait_for_load(void (PaymentActor::*handler)(Command&&), Command& cmd) {
-    if (copy_ == Copy::kLoaded) {
+    if (copy_ == Copy::kLoaded && !presumed_) {
       return false;
     }
     // The sink is taken before the command moves into the retry: a load that fails answers
@@ -113,12 +113,50 @@ private:
       sink = cmd.sink;
     }
     auto again = [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
+    if (presumed_) {
+      awaiting_confirmation_.push_back(std::move(again));
+      return true;
+    }
     if (busy()) {
       defer(std::move(again));
       return true;
     }
     when_loaded(sink, std::move(again));
     return true;
+  }
+
+  // Shared stores, the first Create Payment of this actor: decided as for a new payment, with
+  // no read. The decision's record is written only if absent (put-if-absent), which the store
+  // checks under its lock in the commit group, and nothing reaches the acquirer before that
+  // commit: if the payment exists after all, the commit loses as a race with another instance
+  // would, and the command runs again on the record then read. A create spares a database
+  // round trip on a reader connection; a replay that reaches a fresh actor pays one commit
+  // attempt more.
+  bool presume_new() {
+    if (!shared() || !std::exchange(may_presume_, false) || copy_ != Copy::kNone || busy() || payment_.record
+        || stale_ || load_failure_ || audit_unacked_ > 0 || !audit_buffer_.empty() || !relink_.empty()) {
+      return false;
+    }
+    copy_ = Copy::kLoaded;
+    presumed_ = true;
+    return true;
+  }
+  // The presumption holds only for a decision that writes the payment as new: anything else
+  // is decided again on the record as read.
+  bool drop_presumption() {
+    if (!presumed_) {
+      return false;
+    }
+    presumed_ = false;
+    copy_ = Copy::kNone;
+    return true;
+  }
+  // The commit confirmed the presumption, or refused it: either way the commands that waited
+  // for that are the caller's to run (confirmed: at once; refused: once the mutation has
+  // ended, on the record as read).
+  std::vector<std::function<void()>> confirm_presumption() {
+    presumed_ = false;
+    return std::exchange(awaiting_confirmation_, {});
   }
 
   // Shared stores: what was loaded serves the command at hand and the ones queued behind it,
@@ -223,13 +261,20 @@ private:
     }
   }
 
-  void audit(storage::Batch& batch, AuditEntry e) {
+  // `observe_later` takes the entries of a payment presumed new (presume_new) instead: they
+  // are observed once its commit confirms it, as a payment that existed after all never had them.
+  void audit(storage::Batch& batch, AuditEntry e, std::vector<AuditEntry>* observe_later = nullptr) {
     if (e.merchant.empty()) {
       e.merchant = inflight_merchant_;
     }
-    observe(e);
+    if (!observe_later) {
+      observe(e);
+    }
     flush_audit(true);  // counted arrivals are sealed before the entry that follows them
-    audit_.append(id(), std::move(e), batch);
+    AuditEntry chained = audit_.append(id(), std::move(e), batch);
+    if (observe_later) {
+      observe_later->push_back(std::move(chained));
+    }
   }
 
   // For arrivals that change nothing (duplicates, refusals): the entry is buffered until the
@@ -281,6 +326,12 @@ private:
 
   Copy copy_ = Copy::kNone;
   std::vector<std::function<void()>> awaiting_load_;  // commands that arrived before the record
+  // Shared stores: the first Create Payment is decided as for a new payment without a read
+  // (presume_new). Until its commit answers, the copy is a guess: the commands that arrive
+  // meanwhile wait in `awaiting_confirmation_`, as they would for a load.
+  bool may_presume_ = true;  // nothing read or presumed yet
+  bool presumed_ = false;
+  std::vector<std::function<void()>> awaiting_confirmation_;
   const Error* load_failure_ = nullptr;                // set while a failed load is reported
 
   Flow flow_ = Flow::kNone;

@@ -35,12 +35,15 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
   if (answer_replay_from_cache(cmd)) {
     return;
   }
-  if (wait_for_load(&PaymentActor::on_create, cmd)) {
+  if (!presume_new() && wait_for_load(&PaymentActor::on_create, cmd)) {
     return;
   }
   std::string fingerprint = ppp::payment_fingerprint(ctx_.core.fingerprint_key, cmd.request);
   CreateArrival arrival{cmd.request, cmd.merchant, fingerprint};
   if (auto now = answer_create_now(payment_, arrival, ctx_.core)) {
+    if (drop_presumption()) {
+      return on_create(std::move(cmd));
+    }
     remember_repeat(cmd, *now);
     return answer_now(std::move(*now), cmd.sink);
   }
@@ -74,6 +77,9 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     route.reference = ctx_.acquirers->acquirer(route.name, cmd.merchant).reference(id());
   }
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
+  if ((!d.commits() || d.next == Next::kFollow) && drop_presumption()) {
+    return on_create(std::move(cmd));
+  }
   if (d.next == Next::kFollow) {
     // Another instance is authorizing it: its outcome is this request's answer too.
     auto again = [me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); };

@@ -4,6 +4,7 @@ cancel requests for the same payments charge once each in the out-of-process stu
 every instance answers byte for byte alike; an instance SIGKILLed with acquirer calls in flight
 leaves its payments to the others (taken over once its leases expire), its callbacks are
 delivered, one attempt at a time; `audit verify` passes on the shared store."""
+import json
 import random
 import subprocess
 import threading
@@ -103,6 +104,74 @@ def test_overlapping_requests_on_several_instances_charge_once_and_answer_alike(
         else:
             assert book["cancellations"][f"{pid}/c-{pid}"]["calls"] == 1
 
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_create_retried_to_an_instance_that_never_saw_it_gets_the_stored_answer(connector_factory, stubs, pg_uri,
+                                                                                   base_dir):
+    """An instance decides a Create Payment it has never seen as for a new payment, without
+    reading the database first: the record is written only where none is, so for a payment
+    another instance made, that write is refused and the request is answered from the record
+    then read. The gateway's retry to the other instance gets the first answer byte for byte
+    and no second charge, overlapping copies of the retry too (they wait for the record as
+    they would for a read); that instance records the arrivals as duplicates, never a receipt
+    of its own (event log); a settlement sent with them waits for the record instead of finding
+    no payment; the shared trail verifies."""
+    stub = stubs()
+    shared = ["--store", pg_uri, *SHARED_ARGS, *CALLBACK_ARGS]
+    first = connector_factory(acquirer=stub.url, extra_args=shared)
+    events = base_dir / "retried-elsewhere-events.jsonl"
+    other = connector_factory(acquirer=stub.url, extra_args=[*shared, "--event-log", str(events)])
+    payments = [f"seen-once-{i}" for i in range(12)]
+    answers = {}
+    for pid in payments:
+        status, raw, _ = first.post("/payments", create_body(pid, value=10))
+        assert status == 200 and b'"approved"' in raw, raw
+        answers[pid] = raw
+
+    settle = {pid: {"paymentId": pid, "requestId": f"s-{pid}", "value": 10} for pid in payments}
+    retried, settled = {}, {}
+    start = threading.Barrier(3 * len(payments))
+
+    def retry(pid):
+        start.wait()
+        answer = other.post("/payments", create_body(pid, value=10))[:2]
+        retried.setdefault(pid, []).append(answer)
+
+    def settlement(pid):
+        start.wait()
+        settled[pid] = other.post(f"/payments/{pid}/settlements", settle[pid])[:2]
+
+    threads = [threading.Thread(target=f, args=(pid,)) for pid in payments for f in (retry, retry, settlement)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for pid in payments:
+        assert retried[pid] == [(200, answers[pid])] * 2, pid
+        assert settled[pid][0] == 200, settled[pid]
+        assert first.post(f"/payments/{pid}/settlements", settle[pid])[:2] == settled[pid]
+
+    book = ledger(stub)
+    for pid in payments:
+        assert book["authorizations"][pid]["calls"] == 1, pid
+        assert book["captures"][f"{pid}/s-{pid}"]["calls"] == 1, pid
+
+    def logged():
+        return [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and \
+            sum(e.get("event") == "event_duplicate_reused" for e in logged()) < 2 * len(payments):
+        time.sleep(0.2)
+    kinds = [e["event"] for e in logged() if e.get("paymentId") in answers]
+    assert kinds.count("event_duplicate_reused") == 2 * len(payments), kinds
+    assert "event_received" not in kinds and "event_processing_started" not in kinds, kinds
+    for pid in payments[:3]:
+        inspected = subprocess.run([BIN, "inspect", pid, "--json", "--store", pg_uri], capture_output=True, check=True)
+        trail = [e["kind"] for e in json.loads(inspected.stdout)["audit"]]
+        assert trail.count("event_received") == 1 and trail.count("event_duplicate_reused") == 2, trail
     verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True, text=True)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 

@@ -43,5 +43,6 @@ expect_verified intent_lease.pml intent-lease
 expect_refuted intent_lease.pml intent-lease-broken-call-before-intent -DBROKEN_CALL_BEFORE_INTENT
 expect_refuted intent_lease.pml intent-lease-broken-key-per-instance -DBROKEN_KEY_PER_INSTANCE
 expect_refuted intent_lease.pml intent-lease-broken-blind-intent -DBROKEN_BLIND_INTENT
+expect_refuted intent_lease.pml intent-lease-broken-trusted-presumption -DBROKEN_TRUSTED_PRESUMPTION
 expect_refuted intent_lease.pml intent-lease-broken-blind-takeover -DBROKEN_BLIND_TAKEOVER
 exit $status

@@ -3,7 +3,9 @@
    protocol of Create Payment.
 
    Names follow the code (domain/src/payment_core.cpp, carried out by actors/src/payment_actor.cpp):
-     on_create       load the record (state and etag) and decide
+     on_create       load the record (state and etag) and decide; or, for the first Create
+                     Payment an instance's actor gets (presume_new), decide as if the record
+                     were absent, without a read: the put-if-absent below is then the check
      write_intent    put-if-absent of the record in state PROCESSING, with the writer's lease,
                      before the acquirer hears of the payment
      call_authorize  the acquirer call, keyed by the paymentId (the same key on every instance
@@ -27,6 +29,7 @@
      BROKEN_CALL_BEFORE_INTENT   the acquirer is called before the intent is durable
      BROKEN_KEY_PER_INSTANCE     each instance calls with a key of its own
      BROKEN_BLIND_INTENT         the intent is a plain put, not put-if-absent
+     BROKEN_TRUSTED_PRESUMPTION  a create presumed new writes its intent whatever is stored
      BROKEN_BLIND_TAKEOVER       the takeover is written without the etag condition */
 
 #define INSTANCES 2
@@ -123,7 +126,10 @@ proctype Instance(byte me) {
   byte creates = 0;
   byte st, my_etag, key, result;
   bool live;
+  bool fresh;  /* no read or presumption yet in this life: the actor may presume the payment new */
+  bool presumed;
 restart:
+  fresh = true;
   do  /* a restarted instance forgets the answers addressed to its previous life */
   :: nempty(from_acquirer[me]) -> from_acquirer[me] ? result
   :: empty(from_acquirer[me]) -> break
@@ -133,7 +139,11 @@ restart:
   :: creates < CREATES -> break  /* the gateway stops asking (it gave up, or had its answer) */
   :: creates < CREATES ->
        creates++;
-       atomic { st = rec; my_etag = etag; live = lease_live };  /* on_create: load */
+       if
+       :: atomic { st = rec; my_etag = etag; live = lease_live }; presumed = false  /* on_create: load */
+       :: fresh -> st = ABSENT; my_etag = 0; live = false; presumed = true  /* presume_new: no read */
+       fi;
+       fresh = false;
        if
        :: st == APPROVED || st == DENIED -> answer(st)
        :: st == ABSENT ->
@@ -143,9 +153,12 @@ restart:
             maybe_crash();
 #endif
             atomic {  /* write_intent */
-#ifdef BROKEN_BLIND_INTENT
+#if defined(BROKEN_BLIND_INTENT)
               if
               :: true ->
+#elif defined(BROKEN_TRUSTED_PRESUMPTION)
+              if
+              :: rec == ABSENT || presumed ->
 #else
               if
               :: rec == ABSENT ->
