@@ -9,7 +9,7 @@ std::string format_rfc3339(int64_t unix_ms) {
   std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
-  char out[32];
+  char out[64];  // room for any int the fields may hold (GCC's -Wformat-truncation counts them so)
   std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
   return out;
