@@ -176,6 +176,29 @@ def test_a_create_retried_to_an_instance_that_never_saw_it_gets_the_stored_answe
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def test_another_merchants_retry_to_an_instance_that_never_saw_the_payment_is_refused(connector_factory, stubs,
+                                                                                     pg_uri):
+    """The second merchant sends the first one's very Create Payment to an instance that never
+    saw it (decided there as a new payment, without a read): the write is refused, and the
+    answer is the refusal a foreign payment always gets, with nothing of the owner's answer in
+    it and nothing sent to the acquirer; the owner's retry there still gets its own answer."""
+    from test_merchants import ALPHA, AS_ALPHA, AS_BETA, BETA
+    stub = stubs()
+    shared = ["--store", pg_uri, *SHARED_ARGS, *CALLBACK_ARGS]
+    first, other = (connector_factory(acquirer=stub.url, extra_args=shared, merchants=[ALPHA, BETA])
+                    for _ in range(2))
+    body = create_body("alpha-shared-1", value=40)
+    status, raw, _ = first.post("/payments", body, AS_ALPHA)
+    assert status == 200
+    book = ledger(stub)
+    status, foreign, _ = other.post("/payments", body, AS_BETA)
+    assert status == 400 and json.loads(foreign)["code"] == "payment-conflict", foreign
+    for issued in ("tid", "authorizationId", "nsu"):
+        assert json.loads(raw)[issued].encode() not in foreign
+    assert ledger(stub) == book, "another merchant's retry reached the acquirer"
+    assert other.post("/payments", body, AS_ALPHA)[:2] == (200, raw)
+
+
 def test_a_killed_instance_leaves_its_payments_and_callbacks_to_the_others(connector_factory, stubs, pg_uri,
                                                                            receiver):
     stub = slow_stub(stubs, 1500)
