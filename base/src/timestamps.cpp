@@ -6,12 +6,15 @@
 namespace idempay {
 
 std::string format_rfc3339(int64_t unix_ms) {
-  std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  // Floored, so that an instant before 1970 keeps a millisecond field of 0-999 (C++'s division
+  // truncates toward zero: -1 ms would otherwise print as "1970-01-01T00:00:00.-01Z").
+  int64_t millis = ((unix_ms % 1000) + 1000) % 1000;
+  std::time_t seconds = static_cast<std::time_t>((unix_ms - millis) / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char out[64];  // room for any int the fields may hold (GCC's -Wformat-truncation counts them so)
   std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
   return out;
 }
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body, ledger
 from receiver import callback_body, verify
 from tcp_proxy import CuttableProxy
+from test_merchants import ALPHA, AS_ALPHA, AS_BETA, BETA
 from test_postgres import BASE_URI, pg_uri  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.skipif(not BASE_URI, reason="IDEMPAY_TEST_PG_URI is not set: no PostgreSQL server")
@@ -182,7 +183,6 @@ def test_another_merchants_retry_to_an_instance_that_never_saw_the_payment_is_re
     saw it (decided there as a new payment, without a read): the write is refused, and the
     answer is the refusal a foreign payment always gets, with nothing of the owner's answer in
     it and nothing sent to the acquirer; the owner's retry there still gets its own answer."""
-    from test_merchants import ALPHA, AS_ALPHA, AS_BETA, BETA
     stub = stubs()
     shared = ["--store", pg_uri, *SHARED_ARGS, *CALLBACK_ARGS]
     first, other = (connector_factory(acquirer=stub.url, extra_args=shared, merchants=[ALPHA, BETA])

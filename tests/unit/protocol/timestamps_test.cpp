@@ -12,6 +12,8 @@ TEST(TimestampsTest, WrittenInUtcWithMilliseconds) {
   EXPECT_EQ(format_rfc3339(1599682500358), "2020-09-09T20:15:00.358Z");
   EXPECT_EQ(format_rfc3339(253402300799999), "9999-12-31T23:59:59.999Z");
   EXPECT_EQ(format_rfc3339(253402300800000), "10000-01-01T00:00:00.000Z");  // not cut short
+  EXPECT_EQ(format_rfc3339(-1), "1969-12-31T23:59:59.999Z");  // before 1970: still a valid date-time
+  EXPECT_EQ(format_rfc3339(-1000), "1969-12-31T23:59:59.000Z");
 }
 
 TEST(TimestampsTest, ReadWithAnyFractionAndOffset) {
@@ -34,7 +36,7 @@ TEST(TimestampsTest, AnythingElseIsRefused) {
 }
 
 TEST(TimestampsTest, WhatIsWrittenReadsBackTheSame) {
-  for (int64_t ms : {int64_t{0}, int64_t{1}, int64_t{999}, int64_t{1599682500358}, int64_t{1796256000123},
+  for (int64_t ms : {int64_t{-62167219200000}, int64_t{-1500}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{999}, int64_t{1599682500358}, int64_t{1796256000123},
                      int64_t{253402300799999}}) {
     EXPECT_EQ(parse_rfc3339(format_rfc3339(ms)).value(), ms) << ms;
   }
