@@ -150,6 +150,27 @@ def cpu_seconds_of(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# A server's threads by part, from their names: the HTTP I/O threads, the payment actors'
+# workers, the store (its committer, RocksDB's own flush and compaction threads, the readers).
+THREAD_PARTS = (("http", ("idempay-http",)), ("actors", ("caf.",)),
+                ("store", ("idempay-commit", "rocksdb:", "store-reader")))
+
+
+def cpu_seconds_by_part(pid):
+    """CPU time of each part of a process so far (THREAD_PARTS, the rest as "other")."""
+    parts = dict.fromkeys([name for name, _ in THREAD_PARTS] + ["other"], 0.0)
+    for stat in pathlib.Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # a thread that just ended
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        part = next((name for name, prefixes in THREAD_PARTS if comm.startswith(prefixes)), "other")
+        parts[part] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return parts
+
+
 def tree_cpu_seconds(pid):
     """CPU time of a process and of its live children (nginx's worker)."""
     children = []
@@ -279,11 +300,17 @@ def summarize(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def with_cpu(cpu_seconds, run):
-    """`run()`'s wrk result with the server's CPU per request during it (`cpu_us`)."""
+def with_cpu(cpu_seconds, run, pid_by_part=None):
+    """`run()`'s wrk result with the server's CPU per request during it (`cpu_us`) and, given
+    the server's pid, that CPU by part of the server (`cpu_parts_us`)."""
     before = cpu_seconds()
+    parts_before = cpu_seconds_by_part(pid_by_part) if pid_by_part else None
     result = run()
-    result["cpu_us"] = round((cpu_seconds() - before) * 1e6 / max(result["requests"], 1), 1)
+    per_request = 1e6 / max(result["requests"], 1)
+    result["cpu_us"] = round((cpu_seconds() - before) * per_request, 1)
+    if parts_before is not None:
+        parts_after = cpu_seconds_by_part(pid_by_part)
+        result["cpu_parts_us"] = {k: round((parts_after[k] - parts_before[k]) * per_request, 1) for k in parts_after}
     return result
 
 
@@ -294,8 +321,15 @@ def throughput_rounds(binary, work, opts, runs):
     probe.stop()
     nginx = Nginx(work, "nginx", answer.replace("'", ""))
     server = Idempay(binary, work, "main")
+    # Retried as a gateway would (the same request again); the settlements would otherwise
+    # measure refusals of payments that do not exist. Printed, so that a refusal is seen.
     for i in range(1000):
-        server.post("/payments", create_body(f"settle-base-{i}", value=1_000_000))
+        for attempt in range(5):
+            status, answer = server.post("/payments", create_body(f"settle-base-{i}", value=1_000_000))
+            if status == 200 and json.loads(answer).get("status") == "approved":
+                break
+            print(f"settle-base-{i}, attempt {attempt + 1}: {status} {answer[:300].decode(errors='replace')}")
+            time.sleep(1)
     server.post("/payments", create_body("replay-1"))
     c = opts.connections
     # Each idempay run starts from an idle server, as nginx's do: otherwise a scenario pays for
@@ -303,7 +337,8 @@ def throughput_rounds(binary, work, opts, runs):
     def measured(scenario, script, args):
         server.wait_idle()
         runs[scenario].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
-                                       lambda: wrk(f"{server.url}/payments", opts.duration, c, script, args)))
+                                       lambda: wrk(f"{server.url}/payments", opts.duration, c, script, args),
+                                       pid_by_part=server.proc.pid))
 
     for r in range(opts.rounds):
         runs["nginx"].append(with_cpu(lambda: tree_cpu_seconds(nginx.proc.pid),
@@ -577,6 +612,7 @@ def sustained_rounds(binary, work, opts, extra):
         (steadier than its rate on a shared machine; nginx's is the HTTP ceiling's)."""
         results = []
         cpu = tree_cpu_seconds(pid)
+        parts = cpu_seconds_by_part(pid)
         switches = tree_context_switches(pid)
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
@@ -585,6 +621,9 @@ def sustained_rounds(binary, work, opts, extra):
         out[name] = results
         requests = max(sum(x["requests"] for x in results), 1)
         out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / requests, 1)
+        if name != "nginx":
+            parts_after = cpu_seconds_by_part(pid)
+            out[name + "_cpu_parts_us"] = {k: round((parts_after[k] - parts[k]) * 1e6 / requests, 1) for k in parts}
         after = tree_context_switches(pid)
         out[name + "_switches"] = [round((after[i] - switches[i]) / requests, 2) for i in (0, 1)]
 
@@ -656,6 +695,10 @@ def sustained_report(s):
         print("server CPU per request: " + ", ".join(
             f"{label} {s[n + '_cpu_us']} us" + ("" if n == "nginx" else f" ({s[n + '_cpu_us'] / s['nginx_cpu_us']:.1f}x nginx)")
             for n, label in (("nginx", "nginx"), ("create", "creates"), ("mix", "gateway mix")) if n + "_cpu_us" in s))
+        for n, label in (("create", "creates"), ("mix", "gateway mix")):
+            if s.get(n + "_cpu_parts_us"):
+                print(f"  {label}, CPU by part: " + ", ".join(
+                    f"{part} {us} us ({us / s['nginx_cpu_us']:.1f}x)" for part, us in s[n + "_cpu_parts_us"].items()))
     if s.get("create_switches"):
         print("context switches per request (voluntary, involuntary): " + ", ".join(
             f"{label} {s[n + '_switches'][0]}, {s[n + '_switches'][1]}"
@@ -696,7 +739,11 @@ def table_rows(runs):
                      "non2xx_statuses": "; ".join(r.get("non2xx_statuses", "") for r in runs[name] if r.get("non2xx_statuses")),
                      "first_non2xx": next((r["first_non2xx"] for r in runs[name] if r.get("first_non2xx")), ""),
                      "vs_nginx": round(rps["median"] / nginx_rps, 3),
-                     "cpu_us": statistics.median(r["cpu_us"] for r in runs[name]) if "cpu_us" in runs[name][0] else None})
+                     "cpu_us": round(statistics.median(r["cpu_us"] for r in runs[name]), 1)
+                     if "cpu_us" in runs[name][0] else None,
+                     "cpu_parts_us": {part: round(statistics.median(r["cpu_parts_us"][part] for r in runs[name]), 1)
+                                      for part in runs[name][0]["cpu_parts_us"]}
+                     if "cpu_parts_us" in runs[name][0] else None})
     return rows, (nginx_rps if runs["nginx"] else 0)
 
 
@@ -739,6 +786,8 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         print("server CPU per request, median of the rounds: " + ", ".join(
             f"{r['label']} {r['cpu_us']} us" + ("" if r["scenario"] == "nginx" else f" ({r['cpu_us'] / nginx_cpu:.1f}x nginx)")
             for r in rows if r["cpu_us"] is not None))
+    if nginx_cpu:
+        cpu_parts_report(rows, nginx_cpu)
     if "webhooks" in extra:
         w, cb = extra["webhooks"], extra["callbacks"]
         print(f"{'Acquirer webhooks ingested':42} {w['per_s']:>12} {'':>17} {w['p50_ms']:>8} {w['p99_ms']:>8} "
@@ -773,6 +822,21 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         print(f"growth: {point['stored']:>11,} payments stored ({point['disk_mb']} MB): create {point['rps']} req/s, "
               f"p99 {point['p99_ms']} ms")
     plot(out_dir, rows, extra)
+
+
+def cpu_parts_report(rows, nginx_cpu):
+    """Each scenario's CPU per request by part of the server, in nginx's CPU per request; and
+    the floor a create cannot go below while its store writes what it writes: a replay (HTTP,
+    authentication, an answer from memory) plus the store's part of a create."""
+    by_name = {r["scenario"]: r for r in rows if r.get("cpu_parts_us")}
+    for r in by_name.values():
+        print(f"  {r['label']}, CPU by part: " + ", ".join(
+            f"{part} {us} us ({us / nginx_cpu:.1f}x)" for part, us in r["cpu_parts_us"].items()))
+    if "create" in by_name and "replay" in by_name:
+        replay, store = by_name["replay"]["cpu_us"], by_name["create"]["cpu_parts_us"]["store"]
+        print(f"  a replay ({replay / nginx_cpu:.1f}x nginx) plus the store's part of a create "
+              f"({store / nginx_cpu:.1f}x): {(replay + store) / nginx_cpu:.1f}x nginx before the payment's actor "
+              f"does anything; a create costs {by_name['create']['cpu_us'] / nginx_cpu:.1f}x")
 
 
 def plot(out_dir, rows, extra):

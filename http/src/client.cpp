@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -302,7 +304,10 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   // A file that does not load leaves the client without it (its handshakes fail, and say
   // so); check_client_options is where a configuration learns why.
   (void)configure_tls(impl_->tls, options);
-  impl_->thread = std::thread([this] { impl_->ioc.run(); });
+  impl_->thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "idempay-client");  // for top -H, perf and the harness
+    impl_->ioc.run();
+  });
 }
 
 Client::~Client() {

@@ -22,6 +22,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include "auth_throttle.hpp"
@@ -792,7 +793,10 @@ Result<uint16_t> Server::start() {
     impl.do_accept(*l);
   }
   for (int i = 0; i < std::max(1, impl.options.io_threads); ++i) {
-    impl.threads.emplace_back([this] { impl_->ioc.run(); });
+    impl.threads.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "idempay-http");  // for top -H, perf and the harness
+      impl_->ioc.run();
+    });
   }
   return port;
 }
