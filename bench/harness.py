@@ -141,13 +141,18 @@ http {{
         self.proc.wait(timeout=10)
 
 
+def cpu_seconds_in_stat(text):
+    """CPU time (user + system) from the text of a /proc/.../stat file."""
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds_of(pid):
     """CPU time (user + system) of one process so far; 0 once it is gone."""
     try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return cpu_seconds_in_stat(open(f"/proc/{pid}/stat").read())
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # A server's threads by part, from their names: the HTTP I/O threads, the payment actors'
@@ -165,9 +170,8 @@ def cpu_seconds_by_part(pid):
         except OSError:
             continue  # a thread that just ended
         comm = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
         part = next((name for name, prefixes in THREAD_PARTS if comm.startswith(prefixes)), "other")
-        parts[part] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        parts[part] += cpu_seconds_in_stat(text)
     return parts
 
 

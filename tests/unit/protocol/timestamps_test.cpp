@@ -36,8 +36,8 @@ TEST(TimestampsTest, AnythingElseIsRefused) {
 }
 
 TEST(TimestampsTest, WhatIsWrittenReadsBackTheSame) {
-  for (int64_t ms : {int64_t{-62167219200000}, int64_t{-1500}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{999}, int64_t{1599682500358}, int64_t{1796256000123},
-                     int64_t{253402300799999}}) {
+  for (int64_t ms : {int64_t{-62167219200000}, int64_t{-1500}, int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{999},
+                     int64_t{1599682500358}, int64_t{1796256000123}, int64_t{253402300799999}}) {
     EXPECT_EQ(parse_rfc3339(format_rfc3339(ms)).value(), ms) << ms;
   }
 }
