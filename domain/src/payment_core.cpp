@@ -953,6 +953,12 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   if (!seen) {
     return answer(error_reply(seen.error()));
   }
+  if (p.record && !event.sender.empty() &&
+      (owner_of(*p.record, config) != event.sender || p.record->acquirer_route != event.sender_route)) {
+    return noted_answer(by(event.sender, entry(AuditKind::kAccessRefused, event.event_id, event.body_hash, {}, {},
+                                               "acquirer notification for a payment not created through its path")),
+                        unknown_payment(p.id));
+  }
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;
     return noted_answer(entry(same ? AuditKind::kWebhookDuplicate : AuditKind::kWebhookConflict, event.event_id, event.body_hash),

@@ -44,10 +44,15 @@ std::string report_text(const acquirer::AdyenNotification& n) {
   return text;
 }
 
-actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n) {
+actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n, const std::string& merchant,
+                               const config::AcquirerEntry& entry) {
   actors::AcquirerEvent event;
-  // Adyen sends an event again until it hears [accepted]: the same event has the same id.
-  event.event_id = "adyen/" + n.psp_reference + "/" + n.event_code + "/" + n.success;
+  // Adyen sends an event again until it hears [accepted]: the same event has the same id. It
+  // is scoped to the payment the item names, which only its owner's path may reach (the
+  // sender below): nobody else's item can take the id first and make this one a duplicate.
+  event.event_id = "adyen/" + n.merchant_reference + "/" + n.psp_reference + "/" + n.event_code + "/" + n.success;
+  event.sender = merchant;
+  event.sender_route = config::named_route(entry.name);
   event.body_hash = crypto::to_hex(crypto::sha256(acquirer::adyen_signing_payload(n)));
   if (n.event_code == "AUTHORISATION") {
     domain::Authorization& a = event.authorization;
@@ -67,15 +72,21 @@ actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n) {
   return event;
 }
 
-// What every item of one notification came to: [accepted] once all are durable (or not ours).
+// What every item of one notification came to: [accepted] once all are durable (or not ours:
+// an unknown payment, or one this path may not reach). An item that could not be recorded,
+// or that collides with one recorded under its id with other content, is never acknowledged:
+// Adyen sends the notification again.
 struct Tally {
   Tally(size_t n, http::Responder r) : left(n), respond(std::move(r)) {}
   std::atomic<size_t> left;
   std::atomic<size_t> unsaved{0};
+  std::atomic<size_t> conflicts{0};
   http::Responder respond;
 
   void add(const actors::Reply& reply) {
-    if (reply.outcome == actors::Outcome::kRetry) {
+    if (reply.outcome == actors::Outcome::kConflict) {
+      ++conflicts;
+    } else if (reply.outcome != actors::Outcome::kDone && reply.outcome != actors::Outcome::kNotFound) {
       ++unsaved;
     }
     if (--left == 0) {
@@ -87,14 +98,19 @@ struct Tally {
     if (unsaved > 0) {
       return respond(http::problem(503, "Service Unavailable", "not every item could be recorded; send it again"));
     }
+    if (conflicts > 0) {
+      metrics::count_webhook("conflict");
+      return respond(http::problem(409, "Conflict", "an item differs from the one recorded under the same event"));
+    }
     respond(http::Response(200, "[accepted]", "text/plain"));
   }
 };
 
 }  // namespace
 
-void take_adyen_notification(actors::PaymentService& service, const config::AcquirerEntry& entry,
-                             const http::Request& request, const http::Responder& respond) {
+void take_adyen_notification(actors::PaymentService& service, const std::string& merchant,
+                             const config::AcquirerEntry& entry, const http::Request& request,
+                             const http::Responder& respond) {
   const auto& settings = entry.adyen_notifications;
   if (!basic_auth_matches(settings, request.header("authorization"))) {
     metrics::count_webhook("bad-credentials");
@@ -124,7 +140,7 @@ void take_adyen_notification(actors::PaymentService& service, const config::Acqu
       continue;
     }
     metrics::count_webhook("verified");
-    actors::AcquirerEvent event = event_of(item);
+    actors::AcquirerEvent event = event_of(item, merchant, entry);
     if (event.report_is_failure) {
       spdlog::error("adyen: {} for payment {} of merchant account {}", event.report, item.merchant_reference,
                     item.merchant_account);

@@ -12,8 +12,10 @@
 
 namespace idempay::ppp {
 
-/// Verifies and applies the notification in `request` for `merchant`'s adyen acquirer `entry`.
-void take_adyen_notification(actors::PaymentService& service, const config::AcquirerEntry& entry,
-                             const http::Request& request, const http::Responder& respond);
+/// Verifies and applies the notification in `request` for `merchant`'s adyen acquirer `entry`:
+/// its items reach only payments that merchant created through that entry.
+void take_adyen_notification(actors::PaymentService& service, const std::string& merchant,
+                             const config::AcquirerEntry& entry, const http::Request& request,
+                             const http::Responder& respond);
 
 }  // namespace idempay::ppp

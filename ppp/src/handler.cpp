@@ -359,7 +359,7 @@ void PppHandler::adyen_webhook(const std::string& merchant, const std::string& a
   if (!entry) {
     return respond(problem(404, "Not Found", "no such route"));  // the same as any unknown path
   }
-  take_adyen_notification(service_, *entry, request, respond);
+  take_adyen_notification(service_, merchant, *entry, request, respond);
 }
 
 // POS: the terminal app posts the serial number it scanned. Public (the app has no merchant

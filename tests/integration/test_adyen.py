@@ -39,15 +39,17 @@ def webhook_url(c, merchant="shop", acquirer="adyen"):
 def adyen_world(base_dir, tmp_path, request, connector_factory):
     """The fake Adyen behind Prism, a connector whose merchant's cards go through Prism to it,
     the fake's notifications sent to the connector. Yields (fake, connector, start): `start`
-    makes another such connector-and-fake pair with extra fake arguments."""
+    makes another such connector-and-fake pair with extra fake arguments (and the merchants
+    file's merchants made for Prism's URL by `merchants_for`)."""
     made = []
 
-    def start(*fake_args, merchants=None, acquirer_extra=None, extra_args=()):
+    def start(*fake_args, merchants_for=None, acquirer_extra=None, extra_args=()):
         name = f"{request.node.name}-{len(made)}"
         fake = start_fake(base_dir, name, *fake_args)
         prism = AdyenPrism(tmp_path, name, fake.url)
         acquirer = adyen_acquirer(prism.url, **(acquirer_extra or {}))
-        c = connector_factory(merchants=merchants or [adyen_merchant(acquirer)],
+        merchants = merchants_for(prism.url) if merchants_for else [adyen_merchant(acquirer)]
+        c = connector_factory(merchants=merchants,
                               extra_args=[*CALLBACK_ARGS, *extra_args])
         notify_to(fake, webhook_url(c))
         made.append((fake, prism))
@@ -347,3 +349,48 @@ def test_sigkill_while_notifications_arrive_loses_none(adyen_world):
         assert len(payments_of(fake, pid)) == 1
     kinds = [a["kind"] for a in trail(c, ids[0])]  # stops the connector, then audit verify
     assert kinds.count("webhook_applied") == 1, "decided once, by its notification"
+
+
+RIVAL_KEY, RIVAL_TOKEN = "rival-key", "rival-token-0123456789"
+RIVAL_AUTH = {"X-VTEX-API-AppKey": RIVAL_KEY, "X-VTEX-API-AppToken": RIVAL_TOKEN, "Content-Type": "application/json"}
+SHOP_HMAC_KEY = "11" * 32
+
+
+def test_a_merchant_sharing_the_merchant_account_cannot_decide_or_shadow_anothers_payment(adyen_world):
+    """Two merchants whose adyen entries name one merchant account, each with its own path and
+    HMAC key. The first, with everything it legitimately holds, signs items naming the second's
+    pending payment (a refusal) and its own payment under the second's pspReference (to take
+    the event's inbox id first): nothing of the second's changes, and Adyen's real
+    notification, sent to the second's path, still decides the second's payment."""
+    _, _, start = adyen_world
+    shop = adyen_merchant(adyen_acquirer("(set below)", hmacKey=SHOP_HMAC_KEY))
+    rival = adyen_merchant(adyen_acquirer("(set below)"), name="rival", key=RIVAL_KEY, token=RIVAL_TOKEN)
+
+    def both(prism_url):
+        for m in (shop, rival):
+            m["acquirers"][0]["baseUrl"] = prism_url
+        return [shop, rival]
+
+    fake, c = start("--pending-delay-ms", "2500", merchants_for=both)
+    notify_to(fake, webhook_url(c, merchant="rival"))  # the fake signs with the rival's key
+    status, raw, _ = c.post("/payments", create_body("rival-1", card="4222222222222224"), headers=RIVAL_AUTH)
+    assert status == 200 and json.loads(raw)["status"] == "undefined", raw
+    own, _ = create(c, create_body("shop-1"))
+    assert own["status"] == "approved"
+    psp = payments_of(fake, "rival-1")[0]["pspReference"]
+
+    deny_theirs = notification(psp, "rival-1", success="false", key=SHOP_HMAC_KEY)
+    assert post_notification(c, deny_theirs) == (200, "[accepted]"), "accepted and ignored, as an unknown payment"
+    shadow = notification(psp, "shop-1", key=SHOP_HMAC_KEY)
+    assert post_notification(c, shadow) == (200, "[accepted]")
+    assert post_notification(c, deny_theirs, merchant="rival")[0] == 401, "the shop's key is not the rival's"
+    status, raw, _ = c.post("/payments", create_body("rival-1", card="4222222222222224"), headers=RIVAL_AUTH)
+    assert json.loads(raw)["status"] == "undefined", "the shop's items changed nothing of the rival's payment"
+
+    wait_for(lambda: json.loads(c.post("/payments", create_body("rival-1", card="4222222222222224"),
+                                       headers=RIVAL_AUTH)[1])["status"] == "approved",
+             timeout=30, what="the rival's payment approved by Adyen's notification to its own path")
+    assert ledger(fake)["notifications"]["accepted"] >= 1
+    kinds = [(a["kind"], a.get("actor", "")) for a in trail(c, "rival-1")]
+    assert [k for k, _ in kinds].count("webhook_applied") == 1
+    assert ("access_refused", "shop") in kinds, "the attempt is in the rival's trail, with who made it"

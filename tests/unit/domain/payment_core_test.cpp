@@ -764,6 +764,40 @@ TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
   EXPECT_EQ(conflict.answer->outcome, Outcome::kConflict);
 }
 
+// A notification that came through a merchant's own path (Adyen) reaches only a payment that
+// merchant created through that acquirer entry: another merchant's payment, or one of its own
+// made through another entry, is answered as unknown, writes nothing (its inbox id included,
+// so nothing is shadowed) and notes who tried.
+TEST(PaymentCoreTest, ANotificationReachesOnlyPaymentsCreatedThroughItsPath) {
+  Payment p = payment_in(PaymentState::kUndefined);
+  p.record->acquirer_route = "@cards";
+  auto none = std::optional<storage::Versioned>();
+  struct Case {
+    std::string sender, route;
+    bool reaches;
+  } cases[] = {{kMerchant, "@cards", true}, {kOther, "@cards", false}, {kMerchant, "@other-cards", false},
+               {"", "", true}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.sender + " " + c.route);
+    AcquirerEvent e = event(domain::AuthorizationStatus::kDenied);
+    e.sender = c.sender;
+    e.sender_route = c.route;
+    Decision d = receive_event(p, e, none, config(), kNow);
+    if (c.reaches) {
+      EXPECT_EQ(state_name(d), "denied");
+      continue;
+    }
+    EXPECT_FALSE(d.commits());
+    EXPECT_EQ(d.answer->outcome, Outcome::kNotFound);
+    ASSERT_EQ(d.noted.size(), 1u);
+    EXPECT_EQ(to_string(d.noted[0].kind), "access_refused");
+    EXPECT_EQ(d.noted[0].merchant, c.sender);
+    // The inbox holding this id already changes nothing either: the path is checked first.
+    storage::Versioned seen{"hash-1", 1};
+    EXPECT_EQ(receive_event(p, e, seen, config(), kNow).answer->outcome, Outcome::kNotFound);
+  }
+}
+
 TEST(PaymentCoreTest, RefreshesInEveryState) {
   for (auto state : kAllStates) {
     SCOPED_TRACE(std::string(to_string(state)));

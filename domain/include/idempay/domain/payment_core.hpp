@@ -70,6 +70,12 @@ struct AcquirerEvent {
   /// refund or cancellation carried out or not): recorded in the trail, the payment unchanged.
   std::string report;
   bool report_is_failure = false;  ///< an operation the gateway heard succeed did not
+  /// Who sent it, when the acquirer's notification came through a merchant's own path and keys
+  /// (Adyen: /webhooks/adyen/{merchant}/{acquirer}): it reaches only a payment that merchant
+  /// owns and created through that acquirer entry (its stored route). Empty: the connector's
+  /// own acquirer webhook, which may reach any payment.
+  std::string sender;
+  std::string sender_route;
 };
 
 /// One payment as the core sees it: its id and, once created, its stored record and etag.
@@ -314,7 +320,9 @@ PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents am
 // -- acquirer webhooks and refreshes ------------------------------------------------------------
 
 /// A verified webhook, with what the inbox holds under its id: a duplicate or a conflict, or
-/// the outcome applied in one batch with the inbox record.
+/// the outcome applied in one batch with the inbox record. An event whose sender does not own
+/// the payment, or did not create it through the route it came by, is answered as for an
+/// unknown payment and changes nothing (its arrival noted in the payment's trail).
 Decision receive_event(const Payment& p, const AcquirerEvent& event,
                        const Result<std::optional<storage::Versioned>>& seen, const CoreConfig& config, int64_t now);
 
