@@ -134,6 +134,9 @@ RouteLookup RouteTable::find(std::string_view method, std::string_view path) con
     }
     if (out.allow.find(entry.route.method) == std::string::npos) {
       out.allow += (out.allow.empty() ? "" : ", ") + std::string(entry.route.method);
+      if (entry.route.method == "GET") {
+        out.allow += ", HEAD";  // the server answers HEAD wherever GET is (server.hpp)
+      }
     }
   }
   return out;

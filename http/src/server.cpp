@@ -482,6 +482,7 @@ private:
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
     principal_.clear();
+    head_ = false;
     lowest().expires_after(server_.options.header_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
@@ -510,7 +511,13 @@ private:
     std::string_view target = req.target();
     path_ = std::string(target.substr(0, target.find('?')));
     request_id_ = request_id_of(req["x-request-id"]);
-    if (req.version() >= 11 && req.find(bhttp::field::host) == req.end()) {
+    head_ = req.method() == bhttp::verb::head;
+    // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host header.
+    auto hosts = req.equal_range(bhttp::field::host);
+    if (std::distance(hosts.first, hosts.second) > 1) {
+      return refuse(400, "bad-request", "a request has one Host header at most");
+    }
+    if (req.version() >= 11 && hosts.first == hosts.second) {
       return refuse(400, "bad-request", "HTTP/1.1 requests need a Host header");
     }
     if (auto te = req.find(bhttp::field::transfer_encoding); te != req.end()) {
@@ -599,7 +606,9 @@ private:
     auto q = target.find('?');
     request.path = std::string(target.substr(0, q));
     request.query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
-    request.method = std::string(req.method_string());
+    // HEAD is GET without the body (RFC 9110 section 9.3.2): handlers see a GET; write() sends
+    // the headers the GET's answer has, Content-Length included, and no body.
+    request.method = head_ ? std::string("GET") : std::string(req.method_string());
     request.principal = principal_;
     request.bearer = bearer_;
     request.request_id = request_id_;
@@ -646,8 +655,12 @@ private:
     method_.clear();
     path_.clear();
     res_.keep_alive(keep_alive_);
-    res_.body() = std::move(r.body);
-    res_.prepare_payload();
+    if (head_) {
+      res_.content_length(r.body.size());
+    } else {
+      res_.body() = std::move(r.body);
+      res_.prepare_payload();
+    }
     lowest().expires_after(server_.options.read_timeout);
     bhttp::async_write(stream_, res_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (self->counted_) {
@@ -686,6 +699,7 @@ private:
   std::string path_;
   std::chrono::steady_clock::time_point started_;
   bool keep_alive_ = true;
+  bool head_ = false;     // the request being answered is a HEAD: its answer has no body
   bool counted_ = false;  // the answer being written was counted by begin_request
 };
 

@@ -137,9 +137,12 @@ def test_a_pending_payment_is_decided_by_its_notification(adyen_world, receiver,
     first, _ = create(c, create_body(pid, card=card, callbackUrl=r.url()))
     assert first["status"] == "undefined"
     assert r.wait_for(lambda rv: rv.processed, timeout=20), "no callback after the AUTHORISATION notification"
-    assert callback_body(r.requests[-1])["status"] == outcome
+    decided = callback_body(r.requests[-1])
+    assert decided["status"] == outcome
     assert create(c, create_body(pid, card=card, callbackUrl=r.url()))[1] == r.requests[-1]["body"]
-    assert len(payments_of(fake, pid)) == 1
+    [payment] = payments_of(fake, pid)
+    if outcome == "approved":  # from the notification's reason, authCode:last4:expiry
+        assert decided["authorizationId"] == payment["authCode"] and payment["authCode"]
 
 
 def test_a_redirect_hands_the_shopper_adyens_page_then_the_notification_decides(adyen_world):

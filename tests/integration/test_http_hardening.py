@@ -260,3 +260,23 @@ def test_behind_haproxy_a_strangers_guesses_never_keep_the_gateway_out(connector
         lb.terminate()
         lb.wait(timeout=10)
         log.close()
+
+
+def test_head_is_get_without_a_body_and_a_second_host_header_is_refused(connector):
+    """HTTP/1.1 as RFC 9110 and 9112 require: HEAD answers GET's status and headers, its
+    Content-Length included, with no body (the next response on the connection is read
+    right); a request with two Host headers is a 400 and the connection closes."""
+    get = raw(connector.port, MANIFEST.replace(b"HTTP/1.1\r\n", b"HTTP/1.1\r\nConnection: close\r\n"))
+    get_head, get_body = get.split(b"\r\n\r\n", 1)
+    length = int(next(line.split(b":")[1] for line in get_head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    assert length == len(get_body) > 0
+    both = raw(connector.port, b"HEAD /manifest HTTP/1.1\r\nHost: x\r\n\r\n" + MANIFEST.replace(
+        b"HTTP/1.1\r\n", b"HTTP/1.1\r\nConnection: close\r\n"))
+    head, rest = both.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200") and f"Content-Length: {length}".encode() in head
+    assert rest.startswith(b"HTTP/1.1 200"), "the HEAD answer carried no body: the GET's answer follows at once"
+    assert rest.endswith(get_body)
+    wrong = raw(connector.port, b"POST /manifest HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+    assert wrong.startswith(b"HTTP/1.1 405") and b"allow: GET, HEAD" in wrong.lower().replace(b"get, head", b"GET, HEAD")
+    twice = raw(connector.port, b"GET /manifest HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n" + MANIFEST)
+    assert twice.startswith(b"HTTP/1.1 400") and twice.count(b"HTTP/1.1 ") == 1

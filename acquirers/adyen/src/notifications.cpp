@@ -1,6 +1,7 @@
 // Adyen's standard notifications: reading them boundedly and their HMAC signature, as Adyen's
 // documentation defines it (hex key; base64 of HMAC-SHA256 over eight fields joined by ':').
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "idempay/acquirers/adyen.hpp"
@@ -27,6 +28,25 @@ Result<std::string> field(const JsonValue& object, std::string_view name) {
     return make_error(ErrorCode::kInvalidArgument, std::string(name) + " is too long");
   }
   return v->text();
+}
+
+// Adyen documents a successful AUTHORISATION's authorisation code in `reason`, as
+// "authCode:last4:expiry" (874574:1935:11/2020); additionalData.authCode holds it only when the
+// account is set to send it. "" for a reason of another shape.
+std::string auth_code_in_reason(std::string_view reason) {
+  auto first = reason.find(':');
+  auto second = first == std::string_view::npos ? first : reason.find(':', first + 1);
+  if (second == std::string_view::npos || reason.find(':', second + 1) != std::string_view::npos) {
+    return {};
+  }
+  std::string_view code = reason.substr(0, first);
+  std::string_view last4 = reason.substr(first + 1, second - first - 1);
+  std::string_view expiry = reason.substr(second + 1);
+  auto all = [](std::string_view s, auto pred) { return std::all_of(s.begin(), s.end(), pred); };
+  bool shaped = !code.empty() && code.size() <= 20 && all(code, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }) &&
+                last4.size() == 4 && all(last4, [](char c) { return c >= '0' && c <= '9'; }) &&
+                expiry.find('/') != std::string_view::npos && expiry.size() <= 7;
+  return shaped ? std::string(code) : std::string();
 }
 
 Result<AdyenNotification> read_item(const JsonValue& wrapper) {
@@ -67,6 +87,11 @@ Result<AdyenNotification> read_item(const JsonValue& wrapper) {
   }
   if (n.event_code.empty() || n.psp_reference.empty() || (n.success != "true" && n.success != "false")) {
     return make_error(ErrorCode::kInvalidArgument, "a notification item needs eventCode, pspReference and success");
+  }
+  if (n.event_code == "AUTHORISATION" && n.success == "true") {
+    if (std::string code = auth_code_in_reason(n.reason); !code.empty()) {
+      n.auth_code = std::move(code);
+    }
   }
   return n;
 }

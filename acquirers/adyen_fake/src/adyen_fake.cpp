@@ -63,6 +63,8 @@ struct FakePayment {
   int64_t captured = 0;
   int64_t refunded = 0;
   int authorisations = 0;      ///< how many times it was authorised: the ledger's promise is one
+  std::string auth_code;       ///< a card's authorisation code, once authorised
+  std::string card_reason;     ///< what an authorised AUTHORISATION's reason says: authCode:last4:expiry
   bool fail_next = false;      ///< its next capture or refund fails
 };
 
@@ -258,10 +260,15 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
   p.status = rule.status;
   p.final_status = rule.final_status;
   p.authorisations = rule.status == "Authorised" ? 1 : 0;
+  std::string number = method->string_or("number");
+  p.auth_code = p.psp_reference.substr(10, 6);
+  p.card_reason = p.auth_code + ":" + (number.size() >= 4 ? number.substr(number.size() - 4) : "0000") + ":" +
+                  method->string_or("expiryMonth") + "/" + method->string_or("expiryYear");
   JsonWriter w;
   w.begin_object();
   if (rule.status == "Authorised") {
-    w.key("additionalData").begin_object().key("authCode").string(p.psp_reference.substr(10, 6)).end_object();
+    // Sent in the answer when the account is set to (Customer Area: additional data).
+    w.key("additionalData").begin_object().key("authCode").string(p.auth_code).end_object();
   }
   if (rule.status == "RedirectShopper") {
     w.key("action").begin_object().key("method").string("GET").key("paymentMethodType").string("scheme");
@@ -276,8 +283,9 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
   }
   w.key("resultCode").string(rule.status).end_object();
   bool decided = rule.status == "Authorised" || rule.status == "Refused";
-  std::string notice = notification(p, "AUTHORISATION", decided ? rule.status == "Authorised" : rule.final_status == "Authorised",
-                                    p.psp_reference, "", p.amount, decided ? rule.refusal_reason : "");
+  bool authorised = decided ? rule.status == "Authorised" : rule.final_status == "Authorised";
+  std::string notice = notification(p, "AUTHORISATION", authorised, p.psp_reference, "", p.amount,
+                                    authorised ? p.card_reason : decided ? rule.refusal_reason : "Refused");
   notices.emplace_back(decided ? "now" : "later", std::move(notice));
   if (!decided) {
     notices.emplace_back("decide", p.psp_reference);
@@ -382,7 +390,8 @@ std::string AdyenFake::State::ledger() const {
     w.begin_object().key("pspReference").string(psp).key("reference").string(p.reference);
     w.key("merchantAccount").string(p.merchant_account).key("status").string(p.status);
     w.key("amount").number(p.amount).key("currency").string(p.currency).key("captured").number(p.captured);
-    w.key("refunded").number(p.refunded).key("authorisations").number(p.authorisations).end_object();
+    w.key("refunded").number(p.refunded).key("authorisations").number(p.authorisations);
+    w.key("authCode").string(p.auth_code).end_object();
   }
   w.end_array().key("modifications").begin_array();
   for (const auto& m : modifications) {

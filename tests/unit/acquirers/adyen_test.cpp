@@ -69,6 +69,27 @@ TEST(AdyenNotificationTest, ItemsAreReadBoundedAndMalformedOnesRefused) {
   EXPECT_FALSE(read_adyen_notifications(many + "]}")) << "at most 100 items";
 }
 
+// Adyen documents a successful AUTHORISATION's authorisation code in its reason
+// (authCode:last4:expiry); additionalData.authCode only when the account is set to send it.
+TEST(AdyenNotificationTest, TheAuthorisationCodeIsReadFromTheReasonAsDocumented) {
+  auto item = [](std::string_view reason, std::string_view success, std::string_view extra) {
+    std::string body = R"({"notificationItems":[{"NotificationRequestItem":{"additionalData":{)" + std::string(extra) +
+                       R"(},"eventCode":"AUTHORISATION","pspReference":"P","reason":")" + std::string(reason) +
+                       R"(","success":")" + std::string(success) + R"("}}]})";
+    auto read = read_adyen_notifications(body);
+    EXPECT_TRUE(read) << body;
+    return read ? (*read)[0].auth_code : std::string("?");
+  };
+  EXPECT_EQ(item("874574:1935:11/2020", "true", ""), "874574");
+  EXPECT_EQ(item("874574:1935:11/2020", "true", R"("authCode":"999999")"), "874574");
+  EXPECT_EQ(item("null", "true", R"("authCode":"999999")"), "999999") << "the reason of another shape";
+  EXPECT_EQ(item("null", "true", ""), "");
+  EXPECT_EQ(item("874574:19:11/2020", "true", ""), "");
+  EXPECT_EQ(item("87 4574:1935:11/2020", "true", ""), "");
+  EXPECT_EQ(item("874574:1935:11/2020:x", "true", ""), "");
+  EXPECT_EQ(item("874574:1935:11/2020", "false", ""), "") << "a refusal's reason is its explanation";
+}
+
 TEST(AdyenAmountTest, MinorUnitsFollowTheCurrencysExponent) {
   EXPECT_EQ(adyen_minor_units(3190, "BRL").value(), 3190);
   EXPECT_EQ(adyen_minor_units(150000, "CLP").value(), 1500);

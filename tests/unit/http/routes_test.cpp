@@ -37,6 +37,7 @@ TEST(RouteTableTest, UnknownPathsWrongMethodsAndBadSegmentsMatchNothing) {
   auto wrong_method = kTable.find("GET", "/payments");
   EXPECT_FALSE(wrong_method.match);
   EXPECT_EQ(wrong_method.allow, "POST");
+  EXPECT_EQ(kTable.find("POST", "/manifest").allow, "GET, HEAD") << "the server answers HEAD wherever GET is";
   for (const char* bad : {"/payments//refunds", "/payments/a%2Fb/refunds", "/payments/a%00/refunds",
                           "/payments/a%zz/refunds", "/payments/a%4/refunds", "/PAYMENTS", "payments", ""}) {
     EXPECT_FALSE(kTable.find("POST", bad).match) << bad;

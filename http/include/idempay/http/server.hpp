@@ -68,7 +68,8 @@ private:
 };
 
 /// Application logic behind the server. `handle` must not block: answer later through
-/// the responder from any thread.
+/// the responder from any thread. A HEAD request reaches it as a GET; the server sends that
+/// answer's headers without its body.
 class Handler {
 public:
   virtual ~Handler() = default;

@@ -64,7 +64,9 @@ struct AdyenNotification {
   std::string currency;
   std::string success;  ///< "true" or "false"
   std::string reason;
-  std::string auth_code;       ///< additionalData.authCode
+  /// A successful AUTHORISATION's authorisation code: from `reason` (authCode:last4:expiry, as
+  /// Adyen documents it), else additionalData.authCode (sent when the account is set to).
+  std::string auth_code;
   std::string hmac_signature;  ///< additionalData.hmacSignature
 };
 
