@@ -111,8 +111,9 @@ struct RepeatsCommand {
 
 struct RefreshCommand {
   std::string payment_id;
-  std::string merchant;
+  std::string merchant;  ///< who asks (kMerchant), the merchant in the hint's path (kHint)
   ReplySink sink;
+  domain::Asker asker = domain::Asker::kMerchant;
 };
 
 /// An action on the payment's acquirer side that only its owner may ask for.

@@ -448,7 +448,7 @@ bool PaymentActor::refused_cancel_of_undefined(const PendingOperation& op, const
 }
 
 void PaymentActor::look_again() {
-  self_->send(self_, refresh_atom::value, RefreshCommand{id(), owner_of(record(), ctx_.core), ReplySink()});
+  self_->send(self_, refresh_atom::value, RefreshCommand{id(), {}, ReplySink(), domain::Asker::kConnector});
 }
 
 void PaymentActor::finish() {

@@ -271,7 +271,7 @@ void PaymentActor::on_refresh(RefreshCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_refresh, cmd)) {
     return;
   }
-  if (auto now = answer_refresh_now(payment_, cmd.merchant, ctx_.core)) {
+  if (auto now = answer_refresh_now(payment_, cmd.merchant, cmd.asker, ctx_.core)) {
     return answer_now(std::move(*now), cmd.sink);
   }
   if (busy()) {
@@ -284,7 +284,7 @@ void PaymentActor::on_refresh(RefreshCommand&& cmd) {
     // once per interval; one more look follows at its end, so that no hint goes unheard.
     if (!std::exchange(refresh_scheduled_, true)) {
       self_->delayed_send(self_, kRefreshInterval - since, refresh_atom::value,
-                          RefreshCommand{id(), cmd.merchant, ReplySink()});
+                          RefreshCommand{id(), {}, ReplySink(), domain::Asker::kConnector});
     }
     d = Decision{};
     d.answer = Reply{Outcome::kDone, record().response};
@@ -292,7 +292,14 @@ void PaymentActor::on_refresh(RefreshCommand&& cmd) {
   if (d.next == Next::kEnd) {
     return answer_now(std::move(d), cmd.sink);
   }
-  begin(Flow::kRefresh, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_refresh, cmd, shared()));
+  // Only an authenticated merchant is the actor of what the look records; an unauthenticated
+  // hint is recorded as such, once per look it causes (the rest are coalesced above).
+  bool by_merchant = cmd.asker == domain::Asker::kMerchant;
+  begin(Flow::kRefresh, by_merchant ? cmd.merchant : std::string(),
+        rerun(shared_from_this(), &PaymentActor::on_refresh, cmd, shared()));
+  if (cmd.asker == domain::Asker::kHint) {
+    audit_now(audit_entry(AuditKind::kAcquirerHint, id(), {}, {}, {}, "an unauthenticated notification named it: the acquirer is asked"));
+  }
   waiters_.push_back(cmd.sink);
   carry_out(std::move(d));
 }

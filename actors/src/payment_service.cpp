@@ -234,9 +234,10 @@ void PaymentService::refresh(std::string payment_id, std::string merchant, Reply
   route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
 }
 
-void PaymentService::refresh_by_reference(std::string reference, std::string merchant, ReplyFn reply) {
+void PaymentService::hint_by_reference(std::string reference, std::string merchant, ReplyFn reply) {
   find_reference(std::move(reference), [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn then) mutable {
-    refresh(std::move(payment_id), std::move(merchant), std::move(then));
+    RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(then)), domain::Asker::kHint};
+    route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
   }, std::move(reply));
 }
 

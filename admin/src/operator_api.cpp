@@ -10,6 +10,7 @@
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
+#include "idempay/base/visible_text.hpp"
 #include "idempay/base/money.hpp"
 #include "reports.hpp"
 
@@ -158,15 +159,6 @@ http::Responder with_api_headers(http::Responder respond) {
       dropped);
 }
 
-// Free text an operator gives (a reason): printable, so that it can never forge a line of the
-// audit trail or drive a terminal that prints it. Tabs and non-ASCII (UTF-8) text are fine.
-bool printable_text(std::string_view text) {
-  return std::none_of(text.begin(), text.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return (u < 0x20 && c != '\t') || u == 0x7f;
-  });
-}
-
 // A manual operation's body: {"value": 12.34, "reason": "..."} (no value for cancellations).
 struct ManualRequest {
   Cents value = 0;
@@ -184,8 +176,11 @@ Result<ManualRequest> parse_manual(std::string_view body, bool needs_value) {
       if (value.type() != JsonValue::Type::kString || value.text().empty() || value.text().size() > kMaxReasonBytes) {
         return make_error(ErrorCode::kInvalidArgument, "reason must be a string of 1 to 500 bytes");
       }
-      if (!printable_text(value.text())) {
-        return make_error(ErrorCode::kInvalidArgument, "reason must not hold control characters");
+      // It goes into the audit trail: it can never forge a line there, reorder what a reader
+      // sees or drive a terminal that prints it. Tabs and UTF-8 text are fine.
+      if (!is_plain_text(value.text())) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "reason must be UTF-8 text without control or bidirectional formatting characters");
       }
       out.reason = value.text();
     } else if (name == "value" && needs_value) {

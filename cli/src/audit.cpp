@@ -25,7 +25,7 @@ int verify(const StoreOptions& where, const std::string& payment_id) {
     return failed(problems.error());
   }
   for (const auto& p : *problems) {
-    std::cout << "INCONSISTENT payment " << shown(p.payment_id) << ": " << shown(p.problem) << "\n";
+    std::cout << "INCONSISTENT payment " << visible(p.payment_id) << ": " << visible(p.problem) << "\n";
   }
   if (!problems->empty()) {
     std::cout << problems->size() << " inconsistencies found\n";

@@ -29,13 +29,13 @@ int list(const StoreOptions& where, bool json) {
       w.key("lastError").string(d.last_error).key("reason").string(d.dead_reason).end_object();
     }
     w.end_array();
-    std::cout << w.str() << "\n";
+    std::cout << terminal_safe_json(w.str()) << "\n";
     return 0;
   }
   for (const auto& d : *deliveries) {
-    std::cout << (d.dead ? "dead    " : "pending ") << shown(d.id) << "  payment=" << shown(d.payment_id)
-              << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << shown(d.last_error)
-              << (d.dead ? "  reason=" + shown(d.dead_reason) : "") << "  url=" << without_query(d.url) << "\n";
+    std::cout << (d.dead ? "dead    " : "pending ") << visible(d.id) << "  payment=" << visible(d.payment_id)
+              << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << visible(d.last_error)
+              << (d.dead ? "  reason=" + visible(d.dead_reason) : "") << "  url=" << without_query(d.url) << "\n";
   }
   return 0;
 }
@@ -49,7 +49,7 @@ int replay(const StoreOptions& where, const std::string& id) {
   if (auto s = domain::replay_dead_letter(**store, id); !s) {
     return failed(s.error());
   }
-  std::cout << "replayed " << shown(id) << ": it is delivered when the connector runs\n";
+  std::cout << "replayed " << visible(id) << ": it is delivered when the connector runs\n";
   return 0;
 }
 

@@ -12,43 +12,43 @@ namespace idempay::cli {
 namespace {
 
 void write_report_text(const domain::PaymentReport& r) {
-  std::cout << "payment " << shown(r.payment_id) << ": " << r.state << " (" << shown(r.payment_method) << ", "
-            << shown(r.currency) << ", merchant " << (r.owner.empty() ? "(stored before owners)" : shown(r.owner))
+  std::cout << "payment " << visible(r.payment_id) << ": " << r.state << " (" << visible(r.payment_method) << ", "
+            << visible(r.currency) << ", merchant " << (r.owner.empty() ? "(stored before owners)" : visible(r.owner))
             << ")\n"
             << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
             << ", refunded " << format_amount(r.refunded) << "\n"
-            << "  tid " << shown(r.tid) << ", nsu " << shown(r.nsu) << ", authorizationId " << shown(r.authorization_id)
+            << "  tid " << visible(r.tid) << ", nsu " << visible(r.nsu) << ", authorizationId " << visible(r.authorization_id)
             << "\n"
-            << "  card " << (r.card_bin.empty() ? "-" : shown(r.card_bin) + "..." + shown(r.card_last4))
-            << ", callback " << shown(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
-            << "  answer: " << shown(r.response) << "\n";
+            << "  card " << (r.card_bin.empty() ? "-" : visible(r.card_bin) + "..." + visible(r.card_last4))
+            << ", callback " << visible(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
+            << "  answer: " << visible(r.response) << "\n";
   std::cout << "operations:\n";
   for (const auto& op : r.operations) {
-    std::cout << "  " << shown(op.request_id) << "  " << op.kind << "  " << op.phase << "  "
+    std::cout << "  " << visible(op.request_id) << "  " << op.kind << "  " << op.phase << "  "
               << format_amount(op.amount) << "  HTTP " << op.http_status << "\n";
   }
   std::cout << "deliveries:\n";
   for (const auto& d : r.deliveries) {
-    std::cout << "  " << shown(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
+    std::cout << "  " << visible(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
   }
   std::cout << "audit trail:\n";
   for (const auto& a : r.audit) {
-    std::cout << "  #" << a.seq << "  " << shown(a.kind) << "  " << shown(a.ref);
+    std::cout << "  #" << a.seq << "  " << visible(a.kind) << "  " << visible(a.ref);
     if (!a.merchant.empty()) {
-      std::cout << "  by " << shown(a.merchant);
+      std::cout << "  by " << visible(a.merchant);
     }
     if (!a.before.empty() || !a.after.empty()) {
-      std::cout << "  " << (a.before.empty() ? "-" : shown(a.before)) << " -> " << shown(a.after);
+      std::cout << "  " << (a.before.empty() ? "-" : visible(a.before)) << " -> " << visible(a.after);
     }
     if (!a.detail.empty() && a.kind != "arrivals_counted") {
-      std::cout << "  (" << shown(a.detail) << ")";
+      std::cout << "  (" << visible(a.detail) << ")";
     }
     std::cout << "\n";
   }
   if (!r.counted.empty()) {
     std::cout << "arrivals counted, not chained one by one (the chain was long):\n";
     for (const auto& c : r.counted) {
-      std::cout << "  " << c.count << " x " << shown(c.kind) << (c.merchant.empty() ? "" : " by " + shown(c.merchant))
+      std::cout << "  " << c.count << " x " << visible(c.kind) << (c.merchant.empty() ? "" : " by " + visible(c.merchant))
                 << "  first " << c.first << "  last " << c.last
                 << (c.sealed_in ? "  in #" + std::to_string(c.sealed_in) : "  not sealed yet") << "\n";
     }
@@ -65,7 +65,7 @@ int inspect(const StoreOptions& where, const std::string& payment_id, bool json)
     return failed(report.error(), report.error().code == ErrorCode::kNotFound ? 3 : 1);
   }
   if (json) {
-    std::cout << domain::payment_report_json(*report) << "\n";
+    std::cout << terminal_safe_json(domain::payment_report_json(*report)) << "\n";
   } else {
     write_report_text(*report);
   }

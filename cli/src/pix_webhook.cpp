@@ -43,7 +43,7 @@ int run(const WebhookConfig& config) {
   const config::AcquirerEntry* entry =
       settings == file->settings.end() ? nullptr : config::acquirer_named(settings->second.acquirers, config.acquirer);
   if (entry == nullptr || entry->kind != config::AcquirerKind::kBcbPix) {
-    std::cerr << "merchant " << shown(config.merchant) << " has no bcb-pix acquirer named " << shown(config.acquirer)
+    std::cerr << "merchant " << visible(config.merchant) << " has no bcb-pix acquirer named " << visible(config.acquirer)
               << " in " << config.credentials << "\n";
     return 2;
   }
@@ -52,7 +52,7 @@ int run(const WebhookConfig& config) {
     if (!shown_webhook) {
       return failed(shown_webhook.error());
     }
-    std::cout << shown(*shown_webhook) << "\n";
+    std::cout << visible(*shown_webhook) << "\n";
     return 0;
   }
   if (config.action == "delete") {
@@ -62,14 +62,14 @@ int run(const WebhookConfig& config) {
   std::string url = webhook_url(config, *entry);
   if (url.rfind("https://", 0) != 0) {
     std::cerr << "the webhook URL must be https:// (give the acquirer a webhookUrl, or --public-url): "
-              << shown(url) << "\n";
+              << visible(url) << "\n";
     return 2;
   }
   auto registered = acquirer::register_pix_webhook(entry->pix, url);
   if (!registered) {
     return failed(registered.error());
   }
-  std::cout << "the PSP notifies " << shown(url) << "/pix of the Pix received for key " << shown(entry->pix.pix_key)
+  std::cout << "the PSP notifies " << visible(url) << "/pix of the Pix received for key " << visible(entry->pix.pix_key)
             << "\n";
   return 0;
 }

@@ -3,7 +3,11 @@
 #include <csignal>
 
 #include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+
+#include "idempay/base/json_writer.hpp"
+#include "idempay/base/visible_text.hpp"
 
 namespace idempay::cli {
 
@@ -60,13 +64,39 @@ bool split_host_port(const std::string& listen, std::string& host, uint16_t& por
   return true;
 }
 
+namespace {
+
+// The message of a log line, whatever outside text it carries (a PSP's field, a header): one
+// line, no control reaching the terminal (visible_text.hpp), and valid JSON in the JSON format.
+class MessageFlag final : public spdlog::custom_flag_formatter {
+public:
+  explicit MessageFlag(bool json) : json_(json) {}
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    std::string shown;
+    if (json_) {
+      append_json_string(shown, text);  // quoted: the pattern has the quotes already
+      shown = terminal_safe_json(std::string_view(shown).substr(1, shown.size() - 2));
+    } else {
+      append_visible(shown, text);
+    }
+    dest.append(shown.data(), shown.data() + shown.size());
+  }
+  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override { return std::make_unique<MessageFlag>(json_); }
+
+private:
+  bool json_;
+};
+
+}  // namespace
+
 void configure_logging(const std::string& format, const std::string& level) {
   auto logger = spdlog::stderr_logger_mt("idempay");
-  if (format == "json") {
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%v"})", spdlog::pattern_time_type::utc);
-  } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
-  }
+  bool json = format == "json";
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  formatter->add_flag<MessageFlag>('*', json).set_pattern(json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})"
+                                                               : "%Y-%m-%dT%H:%M:%S.%fZ %l %*");
+  logger->set_formatter(std::move(formatter));
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
 }

@@ -13,26 +13,7 @@ void add_store_options(CLI::App& command, StoreOptions& options) {
       ->envname("IDEMPAY_STORE");
 }
 
-// Stored strings come from outside (an operator's reason, an acquirer's message, a request's
-// ids): none may forge a line or drive the operator's terminal.
-std::string shown(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += c == '\\' ? "\\\\" : std::string(1, c);
-    }
-  }
-  return out;
-}
-
-std::string without_query(const std::string& url) { return shown(url.substr(0, url.find('?'))); }
+std::string without_query(const std::string& url) { return visible(url.substr(0, url.find('?'))); }
 
 Result<std::unique_ptr<storage::Store>> open_for_operator(const StoreOptions& where, bool write) {
   // Read-only opens work on a running connector's store too.

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "idempay/base/error.hpp"
+#include "idempay/base/visible_text.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::cli {
@@ -22,11 +23,8 @@ void add_store_options(CLI::App& command, StoreOptions& options);
 /// directory is kNotFound.
 Result<std::unique_ptr<storage::Store>> open_for_operator(const StoreOptions& where, bool write = false);
 
-/// Stored text as a terminal may show it: control characters and DEL as \xHH, a backslash
-/// doubled.
-std::string shown(std::string_view text);
-
-/// A callback URL without its query (which carries the gateway's signature), shown.
+/// A callback URL without its query (which carries the gateway's signature), made visible
+/// (visible_text.hpp): stored strings come from outside and must not drive the terminal.
 std::string without_query(const std::string& url);
 
 /// Prints `error`'s message on stderr; returns `code` (for `return failed(...)`).

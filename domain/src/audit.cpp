@@ -58,6 +58,7 @@ constexpr std::string_view kKindNames[] = {
     "arrivals_counted",
     "acquirer_reported",
     "acquirer_failure_reported",
+    "acquirer_hint",
 };
 }  // namespace
 

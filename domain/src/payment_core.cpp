@@ -222,6 +222,9 @@ Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage
     if (updated.state == PaymentState::kApproved && updated.authorization_id.empty()) {
       updated.authorization_id = a.authorization_id;  // issued now, never changed later
     }
+    if (updated.nsu.empty()) {
+      updated.nsu = a.nsu;  // the same (a Pix's endToEndId): whatever path decided the payment
+    }
     updated.response = create_response(p.id, updated, a.code, a.message, config);
     updated.updated_at = now;
     release_lease(updated);
@@ -985,11 +988,18 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
                        event.body_hash, config, now);
 }
 
-std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, const CoreConfig& config) {
+std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, Asker asker,
+                                           const CoreConfig& config) {
   if (!p.record) {
     return answer(unknown_payment(p.id));
   }
+  if (asker == Asker::kConnector) {
+    return std::nullopt;
+  }
   if (owner_of(*p.record, config) != merchant) {
+    if (asker == Asker::kHint) {
+      return answer(unknown_payment(p.id));  // not the path's merchant's: nothing of it is theirs to note
+    }
     return noted_answer(by(merchant, entry(AuditKind::kAccessRefused, p.id, {}, {}, {},
                                            "inbound request for another merchant's payment")),
                         unknown_payment(p.id));

@@ -17,6 +17,7 @@
 
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/base/json_writer.hpp"
+#include "idempay/base/visible_text.hpp"
 
 namespace idempay::observability {
 
@@ -327,7 +328,9 @@ Result<EventLog> make_event_log(const std::string& destination) {
       w.key("detail").string(e.detail.substr(0, 512));
     }
     w.end_object();
-    lines->add(std::move(w).take());
+    // The detail and the actor may carry outside text (a PSP's reason, an operator's): the
+    // JSON escapes its C0 controls, this the rest of what could drive a terminal.
+    lines->add(terminal_safe_json(std::move(w).take()));
   });
 }
 

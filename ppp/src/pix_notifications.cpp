@@ -84,7 +84,7 @@ void confirm_pix_notification(actors::PaymentService& service, const std::string
   }
   auto tally = std::make_shared<Tally>(txids.size(), respond);
   for (auto& txid : txids) {
-    service.refresh_by_reference(acquirer::pix_reference(txid), merchant,
+    service.hint_by_reference(acquirer::pix_reference(txid), merchant,
                                  [tally](actors::Reply reply) { tally->add(reply); });
   }
 }

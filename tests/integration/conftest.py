@@ -298,3 +298,16 @@ def assert_same_answers_one_charge(connector, answers, stub, prefix, count):
     book = ledger(stub)
     assert all(book["authorizations"][f"{prefix}-{i}"]["calls"] == 1 for i in range(count))
     assert all(book["captures"][f"{prefix}-{i}/s-{prefix}-{i}"]["calls"] == 1 for i in range(0, count, 2))
+
+
+def audit_trail(connector, payment_id):
+    """The payment's audit trail, read from the stopped connector's store (`idempay inspect
+    --json`), after `idempay audit verify` has passed on it."""
+    connector.process.terminate()
+    out = subprocess.run([BIN, "inspect", payment_id, "--json", "--data-dir", str(connector.data_dir)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    verified = subprocess.run([BIN, "audit", "verify", "--data-dir", str(connector.data_dir)], capture_output=True,
+                              text=True, timeout=60)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    return json.loads(out.stdout)["audit"]

@@ -17,7 +17,7 @@ import pytest
 
 from adyen import (ACCOUNT, CHECKOUT, CHECKOUT_SHA256, DATA, WEBHOOKS, WEBHOOKS_SHA256, adyen_acquirer, adyen_merchant,
                    check_notifications, ledger, notification, notify_to, payments_of, sign, start_fake)
-from conftest import BIN, CALLBACK_ARGS, concurrently, create_body, logged_port, request
+from conftest import BIN, CALLBACK_ARGS, audit_trail, concurrently, create_body, logged_port, request
 from pix import Prism, wait_for
 from receiver import callback_body
 from secure_proxy import FakeSecureProxy
@@ -77,18 +77,6 @@ def post_notification(c, body, merchant="shop", acquirer="adyen", headers=None):
     return status, raw.decode(errors="replace")
 
 
-def trail(c, payment_id):
-    """The payment's audit trail, read from the stopped connector's store (`idempay inspect`)."""
-    c.process.terminate()
-    out = subprocess.run([BIN, "inspect", payment_id, "--json", "--data-dir", str(c.data_dir)], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stdout + out.stderr
-    verified = subprocess.run([BIN, "audit", "verify", "--data-dir", str(c.data_dir)], capture_output=True, text=True,
-                              timeout=60)
-    assert verified.returncode == 0, verified.stdout + verified.stderr
-    return json.loads(out.stdout)["audit"]
-
-
 def test_the_documents_are_the_published_ones():
     assert hashlib.sha256(CHECKOUT.read_bytes()).hexdigest() == CHECKOUT_SHA256
     assert hashlib.sha256(WEBHOOKS.read_bytes()).hexdigest() == WEBHOOKS_SHA256
@@ -123,7 +111,7 @@ def test_a_card_payment_from_create_payment_to_settlement_and_a_partial_refund(a
     assert payment["authorisations"] == 1 and payment["captured"] == 3190 and payment["refunded"] == 1000
     kinds = [m["kind"] for m in ledger(fake)["modifications"]]
     assert kinds == ["capture", "refund"], "one modification per requestId"
-    reports = [a for a in trail(c, "ady-1") if a["kind"] == "acquirer_reported"]
+    reports = [a for a in audit_trail(c, "ady-1") if a["kind"] == "acquirer_reported"]
     assert any("CAPTURE" in a["detail"] for a in reports) and any("REFUND" in a["detail"] for a in reports)
 
 
@@ -204,7 +192,7 @@ def test_hostile_notifications_change_nothing(adyen_world):
     huge["notificationItems"][0]["NotificationRequestItem"]["reason"] = "x" * 70_000
     assert post_notification(c, huge)[0] == 413
     assert create(c, create_body("ady-h"))[1] == approved, "a notification never moves a payment backwards"
-    kinds = [a["kind"] for a in trail(c, "ady-h")]
+    kinds = [a["kind"] for a in audit_trail(c, "ady-h")]
     assert "webhook_ignored" in kinds and "webhook_duplicate" in kinds and "webhook_applied" not in kinds
 
 
@@ -235,7 +223,7 @@ def test_a_capture_that_fails_after_the_gateway_heard_success_is_shown_to_operat
     wait_for(lambda: b'kind="acquirer_failure_reported"} 1' in request(port, "GET", "/metrics", headers={})[1],
              what="the failure in the metrics")
     wait_for(lambda: events.exists() and "acquirer_failure_reported" in events.read_text(), what="the event log line")
-    failures = [a for a in trail(c, "ady-fail") if a["kind"] == "acquirer_failure_reported"]
+    failures = [a for a in audit_trail(c, "ady-fail") if a["kind"] == "acquirer_failure_reported"]
     assert len(failures) == 1 and "CAPTURE_FAILED" in failures[0]["detail"]
 
 
@@ -305,7 +293,7 @@ def test_the_webhooks_documents_own_examples_are_accepted(adyen_world):
             item.setdefault("additionalData", {})["hmacSignature"] = sign(item)
         assert post_notification(c, body) == (200, "[accepted]"), name
     assert create(c, create_body("ady-examples"))[1] == approved
-    kinds = [a["kind"] for a in trail(c, "ady-examples")]
+    kinds = [a["kind"] for a in audit_trail(c, "ady-examples")]
     assert kinds.count("acquirer_reported") + kinds.count("acquirer_failure_reported") >= 30
 
 
@@ -350,7 +338,7 @@ def test_sigkill_while_notifications_arrive_loses_none(adyen_world):
         wait_for(lambda: create(c, create_body(pid, card=card))[0]["status"] == wanted, timeout=40,
                  what=f"{pid} {wanted}")
         assert len(payments_of(fake, pid)) == 1
-    kinds = [a["kind"] for a in trail(c, ids[0])]  # stops the connector, then audit verify
+    kinds = [a["kind"] for a in audit_trail(c, ids[0])]  # stops the connector, then audit verify
     assert kinds.count("webhook_applied") == 1, "decided once, by its notification"
 
 
@@ -394,6 +382,39 @@ def test_a_merchant_sharing_the_merchant_account_cannot_decide_or_shadow_another
                                        headers=RIVAL_AUTH)[1])["status"] == "approved",
              timeout=30, what="the rival's payment approved by Adyen's notification to its own path")
     assert ledger(fake)["notifications"]["accepted"] >= 1
-    kinds = [(a["kind"], a.get("actor", "")) for a in trail(c, "rival-1")]
+    kinds = [(a["kind"], a.get("actor", "")) for a in audit_trail(c, "rival-1")]
     assert [k for k, _ in kinds].count("webhook_applied") == 1
     assert ("access_refused", "shop") in kinds, "the attempt is in the rival's trail, with who made it"
+
+
+def test_a_psps_fields_are_data_in_every_log_and_on_the_terminal(adyen_world, tmp_path):
+    """A signed item whose reason holds a line break, an ESC sequence, a C1 CSI (U+009B) and a
+    bidirectional override: the connector's log gets one line for it, with each escaped; the
+    event log one JSON line that reads back the same text; `idempay inspect`, text or JSON,
+    prints no raw control."""
+    _, _, start = adyen_world
+    events = tmp_path / "events.log"
+    fake, c = start(extra_args=["--event-log", str(events)])
+    create(c, create_body("ady-inject", value=20))
+    psp = payments_of(fake, "ady-inject")[0]["pspReference"]
+    hostile = "Failed\n2026-12-04T00:00:00.000000Z info forged line \x1b[2J\u009b2J \u202eevil"
+    item = notification("M" * 16, "ady-inject", event="CAPTURE_FAILED", value=2000, original=psp)
+    inner = item["notificationItems"][0]["NotificationRequestItem"]
+    inner["reason"] = hostile  # not among the signed fields: still an authentic item
+    assert post_notification(c, item) == (200, "[accepted]")
+    wait_for(lambda: events.exists() and "acquirer_failure_reported" in events.read_text(), what="the event log line")
+    c.process.terminate()
+    log = c.process.log_path.read_bytes()
+    for raw in (log, events.read_bytes()):
+        assert b"\x1b" not in raw and b"\xc2\x9b" not in raw and b"\xe2\x80\xae" not in raw, raw[-2000:]
+    lines = [line for line in log.split(b"\n") if b"CAPTURE_FAILED" in line]
+    assert len(lines) == 1 and b"forged line" in lines[0], lines
+    assert b"Failed\\n2026" in lines[0] and b"\\x1b[2J\\u009b2J \\u202eevil" in lines[0], lines[0]
+    assert not any(line.startswith(b"2026-12-04T00:00:00.000000Z") for line in log.split(b"\n")), "no forged line"
+    [event] = [json.loads(line) for line in events.read_text().splitlines() if "acquirer_failure_reported" in line]
+    assert hostile in event["detail"], "the event log's JSON reads back the same text"
+    for args in (["inspect", "ady-inject"], ["inspect", "ady-inject", "--json"]):
+        out = subprocess.run([BIN, *args, "--data-dir", str(c.data_dir)], capture_output=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert b"\x1b" not in out.stdout and b"\xc2\x9b" not in out.stdout and b"\xe2\x80\xae" not in out.stdout
+        assert b"forged line" in out.stdout

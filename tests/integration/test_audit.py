@@ -142,12 +142,16 @@ def test_stored_text_reaches_an_operators_terminal_escaped(connector, tmp_path):
     db = edited / "rocksdb"
     raw = bytes.fromhex(ldb(db, "--value_hex", "get", "escape-1/0000000001")[2:])
     version, entry = raw[:8], json.loads(raw[8:])  # the store's etag, then the entry
-    entry["detail"] = "ok\u001b[31m red\r\n  #99  event_processed  forged\u0000"
-    ldb(db, "--value_hex", "put", "escape-1/0000000001", "0x" + (version + json.dumps(entry).encode()).hex())
-    for args in (("inspect", "escape-1"), ("audit", "verify")):
+    entry["detail"] = "ok\u001b[31m red\r\n  #99  event_processed  forged\u0000 \u009b2J \u202edesrever"
+    ldb(db, "--value_hex", "put", "escape-1/0000000001",
+        "0x" + (version + json.dumps(entry, ensure_ascii=False).encode()).hex())
+    for args in (("inspect", "escape-1"), ("inspect", "escape-1", "--json"), ("audit", "verify")):
         out = subprocess.run([BIN, *args, "--data-dir", str(edited)], capture_output=True)
         printed = out.stdout + out.stderr
         assert b"\x1b" not in printed and b"\r" not in printed and b"\x00" not in printed, (args, printed)
+        assert b"\xc2\x9b" not in printed and b"\xe2\x80\xae" not in printed, "a C1 CSI or a bidirectional override"
         assert b"\n  #99" not in printed, "a forged line of the trail"
     shown = subprocess.run([BIN, "inspect", "escape-1", "--data-dir", str(edited)], capture_output=True).stdout
-    assert b"ok\\x1b[31m red\\x0d\\x0a  #99" in shown, shown
+    assert b"ok\\x1b[31m red\\r\\n  #99" in shown and b"\\u009b2J \\u202edesrever" in shown, shown
+    as_json = subprocess.run([BIN, "inspect", "escape-1", "--json", "--data-dir", str(edited)], capture_output=True)
+    assert "\u009b2J \u202edesrever" in json.loads(as_json.stdout)["audit"][0]["detail"], "the same text for a reader"

@@ -376,11 +376,13 @@ def test_operator_text_and_amounts_follow_the_protocols_rules(connector_factory,
     stub = stubs()
     c = connector(connector_factory, stub)
     settled(c, "rules-1")
-    # Control characters in a reason would forge audit lines and drive operators' terminals.
-    for reason in ("ok\x1b[31m red", "line\r\nforged line", "nul\x00byte"):
+    # Control characters in a reason would forge audit lines and drive operators' terminals
+    # (C1's U+009B is a CSI to some), and bidirectional overrides reorder what a reader sees.
+    for reason in ("ok\x1b[31m red", "line\r\nforged line", "nul\x00byte", "c1\u009b2J", "next\u0085line",
+                   "refund \u202eevil\u202c", "isolate\u2066x\u2069"):
         status, raw, _ = admin(c, "POST", "payments/rules-1/refunds", body={"value": 1, "reason": reason},
                                key="k-" + reason.encode().hex())
-        assert status == 400 and b"control characters" in raw, (reason, raw)
+        assert status == 400 and b"control or bidirectional" in raw, (reason, raw)
     # Amounts are decimals read from their text, as on Create Payment: never rounded.
     head = [b"POST /admin/v1/payments/rules-1/refunds HTTP/1.1", b"Host: x", b"Authorization: Bearer " + ROOT.encode(),
             b"Content-Type: application/json", b"Idempotency-Key: rounding"]

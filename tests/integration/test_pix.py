@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from conftest import BIN, CALLBACK_ARGS, concurrently, logged_port
+from conftest import BIN, CALLBACK_ARGS, audit_trail, concurrently, logged_port
 from pix import (PIX_KEY, SPEC, SPEC_SHA256, Pki, Prism, charge, notify, pay, pix_acquirer, pix_body, pix_merchant,
                  psp_ledger, start_psp, tls_args, wait_for)
 from receiver import callback_body
@@ -151,6 +151,14 @@ def test_notifications_are_hints_from_the_pinned_certificate_only(pix_world, pki
              what="the payment approved")
     asked = psp_ledger(psp)["requests"].get("GET /cob/{}", 0) - before
     assert 1 <= asked <= 6, f"{asked} status calls for 20 notifications"
+    decided = json.loads(c.post("/payments", pix_body("pix-hint"))[1])
+    assert decided["nsu"] == charge(psp, txid)["endToEndId"], "the approval's nsu, decided by a hint"
+    # The hints are unauthenticated: the trail records them as hints, never the path's merchant
+    # as the one who asked (only the Create Payments are the merchant's).
+    trail = audit_trail(c, "pix-hint")
+    hints = [e for e in trail if e["kind"] == "acquirer_hint"]
+    assert hints and all(e["actor"] == "" for e in hints)
+    assert [e["actor"] for e in trail if e["kind"] == "webhook_applied"] == [""]
 
 
 def test_the_psps_mutual_tls_and_the_connectors_client_certificate(base_dir, request, connector_factory, pki):

@@ -802,8 +802,8 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
   for (auto state : kAllStates) {
     SCOPED_TRACE(std::string(to_string(state)));
     Payment p = payment_in(state);
-    EXPECT_EQ(answer_refresh_now(p, kOther, config())->answer->body, unknown_payment("pay-1").body);
-    EXPECT_FALSE(answer_refresh_now(p, kMerchant, config()));
+    EXPECT_EQ(answer_refresh_now(p, kOther, Asker::kMerchant, config())->answer->body, unknown_payment("pay-1").body);
+    EXPECT_FALSE(answer_refresh_now(p, kMerchant, Asker::kMerchant, config()));
     Decision d = start_refresh(p);
     if (state == PaymentState::kUndefined) {
       EXPECT_EQ(d.next, Next::kAskStatus);
@@ -817,7 +817,25 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
       EXPECT_EQ(d.answer->body, p.record->response);
     }
   }
-  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, config())->answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, Asker::kMerchant, config())->answer->outcome, Outcome::kNotFound);
+}
+
+// Who asks decides what is noted: a merchant asking for another's payment is recorded in that
+// payment's trail as the one who tried; an unauthenticated hint through a merchant's path is
+// not (anyone may post to a path, so the path's merchant did not necessarily ask); the
+// connector's own look reaches any payment.
+TEST(PaymentCoreTest, ARefreshNotesOnlyAnAuthenticatedMerchantAsItsActor) {
+  Payment p = payment_in(PaymentState::kUndefined);
+  auto by_merchant = answer_refresh_now(p, kOther, Asker::kMerchant, config());
+  ASSERT_TRUE(by_merchant && by_merchant->noted.size() == 1);
+  EXPECT_EQ(by_merchant->noted[0].merchant, kOther);
+  auto by_hint = answer_refresh_now(p, kOther, Asker::kHint, config());
+  ASSERT_TRUE(by_hint);
+  EXPECT_TRUE(by_hint->noted.empty());
+  EXPECT_EQ(by_hint->answer->outcome, Outcome::kNotFound);
+  EXPECT_FALSE(answer_refresh_now(p, kMerchant, Asker::kHint, config()));
+  EXPECT_FALSE(answer_refresh_now(p, "", Asker::kConnector, config()));
+  EXPECT_EQ(answer_refresh_now(no_payment(), "", Asker::kConnector, config())->answer->outcome, Outcome::kNotFound);
 }
 
 // Payments stored before owners were recorded belong to the legacy owner.

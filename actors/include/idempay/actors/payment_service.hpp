@@ -147,8 +147,11 @@ public:
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
   void refresh(std::string payment_id, std::string merchant, ReplyFn reply);
   /// The same for the payment an acquirer knows by `reference` (domain::Acquirer::reference),
-  /// when its notification names nothing else: kNotFound for a reference never indexed.
-  void refresh_by_reference(std::string reference, std::string merchant, ReplyFn reply);
+  /// named by an unauthenticated notification whose path names `merchant` (API Pix): only that
+  /// merchant's payments are looked up, and the trail records an unauthenticated hint, never
+  /// the merchant as the one who asked. kNotFound for a reference never indexed or another
+  /// merchant's payment.
+  void hint_by_reference(std::string reference, std::string merchant, ReplyFn reply);
 
   /// An action on the payment's acquirer side that only the payment's owner may ask for (the
   /// in-process stub's trigger): `act` runs on the payment's actor once `merchant` is known to

@@ -40,6 +40,7 @@ enum class AuditKind : uint8_t {
   kArrivalsCounted,
   kAcquirerReported,         ///< the acquirer reported on an operation (carried out)
   kAcquirerFailureReported,  ///< the acquirer reported an operation failed after it was accepted
+  kAcquirerHint,  ///< an unauthenticated acquirer notification (API Pix) made the connector ask the acquirer
 };
 
 std::string_view to_string(AuditKind kind);

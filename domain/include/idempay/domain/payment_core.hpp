@@ -326,9 +326,18 @@ PaymentRecord apply_operation(PaymentRecord r, ppp::OperationKind kind, Cents am
 Decision receive_event(const Payment& p, const AcquirerEvent& event,
                        const Result<std::optional<storage::Versioned>>& seen, const CoreConfig& config, int64_t now);
 
-/// An inbound refresh (the gateway or the shopper asking): unknown or another merchant's
-/// payment; nullopt when it needs the payment's turn.
-std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, const CoreConfig& config);
+/// Who asks for a payment's status to be looked up again.
+enum class Asker : uint8_t {
+  kMerchant,   ///< the payment's merchant, authenticated (the PPP inbound route)
+  kHint,       ///< an acquirer's notification that names the merchant only in its path, unauthenticated (API Pix)
+  kConnector,  ///< the connector itself (a look after a refused cancel, the polling of a pending payment)
+};
+
+/// An inbound refresh: unknown or another merchant's payment; nullopt when it needs the
+/// payment's turn. A merchant asking for another's payment is noted in that payment's trail;
+/// a hint is not (anyone may post to a path), and the connector asks for any payment.
+std::optional<Decision> answer_refresh_now(const Payment& p, const std::string& merchant, Asker asker,
+                                           const CoreConfig& config);
 /// At its turn: the stored answer, or a status call for an undefined payment.
 Decision start_refresh(const Payment& p);
 /// The status call's answer: applied if it is a newer final outcome; else the stored answer.
