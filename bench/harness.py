@@ -11,8 +11,8 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   half       Create Payment paced at half the create rate: the latency a loaded service shows
   latency    Create Payment with the stub at 100 ms latency and 1,000 connections
   acquirers  Pix Create Payment through the API Pix adapter against the fake PSP (idempay
-             pix-psp) and card Create Payment through the Adyen adapter against the fake Adyen
-             (idempay adyen-fake, its notifications taken too), next to the in-process stub
+             pix-psp), card and boleto Create Payment through the Adyen adapter against the fake
+             Adyen (idempay adyen-fake, its notifications taken too), next to the in-process stub
   webhooks   signed acquirer webhooks approving pending payments, each verified and applied
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
@@ -469,7 +469,9 @@ def acquirer_rounds(binary, work, opts, runs):
     the same cores), next to Create Payment with the in-process stub, in alternation, each
     from an idle server: Pix through the API Pix adapter (a PUT /cob at the fake PSP, one token
     for all), cards through the Adyen adapter (a POST /payments under an Idempotency-Key at the
-    fake Adyen, whose signed AUTHORISATION notification the connector then takes too)."""
+    fake Adyen, whose signed AUTHORISATION notification the connector then takes too), and
+    boletos through the same adapter (a boletobancario POST /payments, its voucher read into
+    the bank invoice answer; it stays pending)."""
     secret = work / "psp-secret"
     secret.write_text("bench-psp-secret\n")
     hmac_key = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
@@ -486,7 +488,7 @@ def acquirer_rounds(binary, work, opts, runs):
         "name": "psp", "kind": "bcb-pix", "methods": ["Pix"], "baseUrl": base, "tokenUrl": base + "/oauth/token",
         "clientId": "idempay", "clientSecretFile": str(secret), "pixKey": "bench-pix-key"}])
     cards = Idempay(binary, work, "adyen", acquirers=[{
-        "name": "adyen", "kind": "adyen", "methods": ["Visa", "Mastercard"],
+        "name": "adyen", "kind": "adyen", "methods": ["Visa", "Mastercard", "BankInvoice"],
         "baseUrl": f"http://127.0.0.1:{adyen_port}", "apiKeyFile": str(work / "adyen-key"),
         "merchantAccount": "BenchECOM", "returnUrl": "https://shop.example/return", "hmacKey": hmac_key}])
     import http.client
@@ -507,6 +509,10 @@ def acquirer_rounds(binary, work, opts, runs):
         adyen.wait_idle()
         runs["adyen_create"].append(wrk(f"{cards.url}/payments", opts.duration, opts.connections,
                                         "create_distinct.lua", [f"run=a{r}"]))
+        cards.wait_idle()
+        adyen.wait_idle()
+        runs["adyen_boleto_create"].append(wrk(f"{cards.url}/payments", opts.duration, opts.connections,
+                                               "create_distinct.lua", [f"run=b{r}", "body=boleto"]))
     for server in (pix, cards, stub):
         server.stop()
     for fake in (psp, adyen):
@@ -722,6 +728,7 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
           ("stub_create", "Create Payment, in-process stub (next to the adapters)"),
           ("pix_create", "Pix Create Payment, API Pix adapter, fake PSP"),
           ("adyen_create", "card Create Payment, Adyen adapter, fake Adyen"),
+          ("adyen_boleto_create", "boleto Create Payment, Adyen adapter, fake Adyen"),
           ("pg_create", "Create Payment on PostgreSQL, 1 instance"),
           ("pg_create_2", "Create Payment on PostgreSQL, 2 instances"),
           ("pg_create_3", "Create Payment on PostgreSQL, 3 instances"),
@@ -922,7 +929,7 @@ def main():
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
         if "acquirers" not in skip:
-            print("Pix and cards through their adapters and fakes, next to the stub", flush=True)
+            print("Pix, cards and boleto through their adapters and fakes, next to the stub", flush=True)
             acquirer_rounds(opts.binary, work, opts, runs)
         if "webhooks" not in skip:
             print("webhooks and callbacks", flush=True)

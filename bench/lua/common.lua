@@ -87,6 +87,17 @@ function M.pix_create_body(id, callback)
   return string.format(pix_template, id, id, callback or M.default_callback)
 end
 
+local boleto_template = '{"paymentId":"%s","transactionId":"tx-%s","reference":"ref","orderId":"order",'
+  .. '"paymentMethod":"BankInvoice","value":31.9,"currency":"BRL","installments":1,"callbackUrl":"%s",'
+  .. '"miniCart":{"buyer":{"firstName":"John","lastName":"Doe","document":"01234567890","documentType":"CPF",'
+  .. '"email":"john.doe@example.com"},"billingAddress":{"country":"BRA","street":"Brigadeiro Faria Lima Avenue",'
+  .. '"number":"4440","neighborhood":"Itaim Bibi","postalCode":"04538132","city":"Sao Paulo","state":"SP"}}}'
+
+-- A boleto Create Payment (BankInvoice: the buyer's name, CPF and billing address the boleto carries).
+function M.boleto_create_body(id, callback)
+  return string.format(boleto_template, id, id, callback or M.default_callback)
+end
+
 -- A Create Payment as a storefront sends it (about 2.3 KB): buyer, addresses, items and
 -- merchant settings, as the sustained scenarios use.
 local full_template = '{"reference":"1072430428324","orderId":"v1072430428ltc-%s","shopperInteraction":"ecommerce",'

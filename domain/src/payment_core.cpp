@@ -233,6 +233,13 @@ Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage
       add_callback(d, p.id, updated, config, now);
     }
     write_payment(d, p, std::move(updated));
+  } else if (!d.writes.empty() && a.status == domain::AuthorizationStatus::kApproved &&
+             (r.state == PaymentState::kCancelled || r.state == PaymentState::kDenied)) {
+    // Paid after the gateway heard it would not be (a boleto paid on its last day, cleared
+    // after the cancellation): never moved back, and never silent either.
+    d.audit.push_back(entry(AuditKind::kAcquirerFailureReported, source, source_hash, {}, {},
+                            "the acquirer reports the payment approved after it was " + std::string(to_string(r.state)) +
+                                ": the shopper may have paid; return the money by hand"));
   } else if (!d.writes.empty()) {
     d.audit.push_back(entry(AuditKind::kWebhookIgnored, source, source_hash, {}, {},
                             final ? "stale revision or payment no longer undefined" : "not final"));

@@ -52,6 +52,10 @@ public:
   void status(std::string key, domain::Callback<std::optional<domain::Authorization>> done) override {
     inner_.status(std::move(key), timed("status", std::move(done)));
   }
+  void status_of(std::string key, const std::string& payment_method,
+                 domain::Callback<std::optional<domain::Authorization>> done) override {
+    inner_.status_of(std::move(key), payment_method, timed("status", std::move(done)));
+  }
   std::string reference(const std::string& key) const override { return inner_.reference(key); }
 
 private:

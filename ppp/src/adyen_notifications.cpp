@@ -54,15 +54,21 @@ actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n, const std::
   event.sender = merchant;
   event.sender_route = config::named_route(entry.name);
   event.body_hash = crypto::to_hex(crypto::sha256(acquirer::adyen_signing_payload(n)));
-  if (n.event_code == "AUTHORISATION") {
+  // An offer closed (a boleto expired unpaid, a redirect abandoned) is a payment that will not
+  // be made: it decides an undefined payment as an AUTHORISATION refused does.
+  bool closed = n.event_code == "OFFER_CLOSED" && n.success == "true";
+  if (n.event_code == "AUTHORISATION" || closed) {
+    bool approved = !closed && n.success == "true";
     domain::Authorization& a = event.authorization;
-    a.status = n.success == "true" ? domain::AuthorizationStatus::kApproved : domain::AuthorizationStatus::kDenied;
+    a.status = approved ? domain::AuthorizationStatus::kApproved : domain::AuthorizationStatus::kDenied;
     a.tid = n.psp_reference;
     a.nsu = n.psp_reference;
     a.authorization_id = n.auth_code;
     a.acquirer = "Adyen";
-    a.code = n.success == "true" ? "Authorised" : "Refused";
-    a.message = n.success == "true" ? "authorised (notification)" : (n.reason.empty() ? "refused" : n.reason.substr(0, 200));
+    a.code = approved ? "Authorised" : closed ? "OFFER_CLOSED" : "Refused";
+    a.message = approved ? "authorised (notification)"
+                : closed ? "the offer expired unpaid"
+                         : (n.reason.empty() ? "refused" : n.reason.substr(0, 200));
     a.revision = 2;  // final, as the answer to /payments that carries a final result
     event.revision = 2;
   } else {

@@ -1,9 +1,10 @@
 #pragma once
 // Adyen's standard notifications (Webhooks v1) for a merchant's adyen acquirer: every item's
 // HMAC signature checked before anything else, then each applied through the inbox: an
-// AUTHORISATION decides a payment still undefined (never one decided already), a report on a
-// capture, refund or cancellation goes into the payment's trail — a failure where operators
-// look. Answered "[accepted]" once every item is durable.
+// AUTHORISATION or an OFFER_CLOSED (a boleto expired unpaid) decides a payment still undefined
+// (never one decided already), a report on a capture, refund or cancellation goes into the
+// payment's trail — a failure where operators look. Answered "[accepted]" once every item is
+// durable.
 #include <string>
 
 #include "idempay/actors/payment_service.hpp"

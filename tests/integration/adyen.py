@@ -90,12 +90,20 @@ def notification(psp, reference, event="AUTHORISATION", success="true", value=31
     return {"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}
 
 
-def webhook_validator(event_code):
+def webhook_validator(event_code, erratum=True):
     """A JSON Schema validator of a standard notification of `event_code`, as the Webhooks
-    document defines its request body."""
+    document defines its request body. One erratum: the events whose body is the generic
+    NotificationRequest (OFFER_CLOSED among them) get an additionalData that may not hold an
+    hmacSignature, while the document's own example of OFFER_CLOSED carries one, as every
+    signed item does; with `erratum` the signature is allowed there (see
+    test_the_webhooks_documents_generic_schema_refuses_its_own_example)."""
     doc = json.loads(WEBHOOKS.read_text())
     body = doc["webhooks"]["/" + event_code]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    return jsonschema.Draft202012Validator(dict(body, components=doc["components"]))
+    components = doc["components"]
+    if erratum:
+        generic = components["schemas"]["NotificationAdditionalData"]["properties"]
+        generic["hmacSignature"] = {"type": "string"}
+    return jsonschema.Draft202012Validator(dict(body, components=components))
 
 
 def check_notifications(fake):

@@ -3,8 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include "documents.hpp"
+#include "idempay/acquirers/boleto.hpp"
 #include "idempay/base/crypto.hpp"
+#include "idempay/base/timestamps.hpp"
 #include "idempay/http/client.hpp"
+#include "idempay/protocol/methods.hpp"
 
 namespace idempay::acquirer {
 
@@ -78,6 +81,9 @@ Result<Cents> adyen_cents(int64_t minor_units, std::string_view currency) {
 namespace {
 
 constexpr const char* kAcquirerName = "Adyen";
+constexpr int64_t kDay = 86'400;
+
+bool is_boleto(const std::string& method) { return ppp::method_family(method) == ppp::MethodFamily::kBankInvoice; }
 // The first answer and a notification's final outcome: the core applies a newer one only.
 constexpr int64_t kPendingRevision = 1;
 constexpr int64_t kFinalRevision = 2;
@@ -96,8 +102,46 @@ Authorization outcome(AuthorizationStatus status, std::string tid, std::string c
   return a;
 }
 
+int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// When a voucher stops being payable: Adyen's expiresAt, with its offset or, as Adyen writes a
+// boleto's ("2026-12-10T00:00:00"), without one, in Brasília time (UTC-3, no daylight saving).
+std::optional<int64_t> voucher_expiry(const std::string& expires_at) {
+  if (auto at = parse_rfc3339(expires_at)) {
+    return *at;
+  }
+  if (auto local = parse_rfc3339(expires_at + "-03:00")) {
+    return *local;
+  }
+  return std::nullopt;
+}
+
+// A boleto issued (PresentToShopper with a voucher): undefined, with the boleto's page, its
+// typeable line and bar code, payable until its expiry, which the gateway's delay to cancel
+// follows. Its payment comes by notification (AUTHORISATION), its expiry too (OFFER_CLOSED).
+Authorization boleto_issued(const adyen::PaymentResult& r, int64_t now_ms) {
+  Authorization a = outcome(AuthorizationStatus::kPending, r.psp_reference, "PresentToShopper",
+                            "the shopper pays the boleto; Adyen reports it by notification");
+  a.document.payment_url = r.voucher_url;
+  if (auto boleto = boleto_from_line(r.voucher_reference)) {
+    a.document.boleto_line = boleto->line;
+    a.document.boleto_line_formatted = boleto->line_formatted;
+    a.document.boleto_barcode = boleto->barcode;
+  } else {
+    spdlog::warn("adyen: the boleto of {} has no valid typeable line ({}); the shopper has its page only",
+                 r.psp_reference, boleto.error().message);
+  }
+  if (auto expiry = voucher_expiry(r.voucher_expires_at); expiry && *expiry > now_ms) {
+    a.document.expires_in_seconds = (*expiry - now_ms + 999) / 1000;
+  }
+  return a;
+}
+
 // What a PaymentResponse means for the payment (docs/acquirers.md lists what is not mapped).
-Authorization authorization_of(const adyen::PaymentResult& r) {
+Authorization authorization_of(const adyen::PaymentResult& r, int64_t now_ms) {
   const std::string& code = r.result_code;
   if (code == "Authorised") {
     Authorization a = outcome(AuthorizationStatus::kApproved, r.psp_reference, "Authorised", "authorised");
@@ -111,6 +155,9 @@ Authorization authorization_of(const adyen::PaymentResult& r) {
   }
   if (code == "Received" || code == "Pending") {
     return outcome(AuthorizationStatus::kPending, r.psp_reference, code, "Adyen reports the outcome by notification");
+  }
+  if (code == "PresentToShopper" && r.action_type == "voucher") {
+    return boleto_issued(r, now_ms);
   }
   if (code == "RedirectShopper" && r.redirect_method == "GET" && !r.redirect_url.empty()) {
     Authorization a = outcome(AuthorizationStatus::kPending, r.psp_reference, code, "the shopper must authenticate");
@@ -145,6 +192,14 @@ public:
                                     "the outcome comes by Adyen's AUTHORISATION notification");
     awaited.revision = 0;
     done(std::optional<Authorization>(std::move(awaited)));
+  }
+  // A boleto's outcome not heard: the gateway's retry sends it again, under the same key and in
+  // the same bytes, and Adyen answers with the boleto it issued the first time (if any).
+  void status_of(std::string key, const std::string& payment_method, Callback<std::optional<Authorization>> done) override {
+    if (is_boleto(payment_method)) {
+      return done(std::optional<Authorization>());
+    }
+    status(std::move(key), std::move(done));
   }
   std::string reference(const std::string& key) const override {
     return adyen_reference(options_.merchant_account, key);
@@ -213,13 +268,28 @@ void AdyenAcquirer::authorize(AuthorizeCall call, Callback<Authorization> done) 
     return done(outcome(AuthorizationStatus::kDenied, "", "split-unsupported",
                         "this connector does not split payments through Adyen"));
   }
-  bool tokens = through_secure_proxy(call);
-  std::string body = adyen::payment_request(call, *minor, options_, tokens);
+  bool boleto = is_boleto(call.payment_method);
+  bool tokens = !boleto && through_secure_proxy(call);
+  std::string body;
+  if (boleto) {
+    // Due when the method's delay to cancel ends (a day at least) after the payment was first
+    // asked for: a retry sends the same bytes under the same key, which Adyen answers with the
+    // boleto it issued first.
+    int64_t asked = call.first_asked_at > 0 ? call.first_asked_at : now_unix_ms();
+    int64_t due = asked + std::max<int64_t>(call.payable_for_seconds, kDay) * 1000;
+    auto request = adyen::boleto_request(call, *minor, options_, due);
+    if (!request) {
+      return done(outcome(AuthorizationStatus::kDenied, "", "boleto-data", request.error().message));
+    }
+    body = std::move(*request);
+  } else {
+    body = adyen::payment_request(call, *minor, options_, tokens);
+  }
   std::string key = adyen_idempotency_key("payment", call.key);
   auto answered = [done = std::move(done)](Result<http::ClientResponse> r) {
     if (r && r->status == 200) {
       auto result = adyen::read_payment_response(r->body);
-      return result ? done(authorization_of(*result)) : done(tl::unexpected(result.error()));
+      return result ? done(authorization_of(*result, now_unix_ms())) : done(tl::unexpected(result.error()));
     }
     if (r && (r->status == 401 || r->status == 403)) {
       // Refused before anything was done: the credentials are the operator's to fix.
@@ -247,7 +317,38 @@ OperationOutcome refused(std::string code, std::string message) {
   return o;
 }
 
+// A boleto is captured when it is paid, and Checkout has no way back to a bank slip's payer:
+// settlements are records, refunds (and cancelling a paid boleto) the merchant's to do by hand.
+// Cancelling one still unpaid withdraws it (POST /payments/{pspReference}/cancels).
+std::optional<OperationOutcome> boleto_operation(const OperationCall& call) {
+  OperationOutcome o;
+  switch (call.kind) {
+    case ppp::OperationKind::kSettle:
+      o.succeeded = true;
+      o.id = "settled-" + call.tid;
+      o.amount = call.amount;
+      return o;
+    case ppp::OperationKind::kRefund:
+      o.manual = true;
+      o.message = "a boleto's money goes back to the shopper by bank transfer, not through Adyen";
+      return o;
+    case ppp::OperationKind::kCancel:
+      if (!call.authorized) {
+        return std::nullopt;
+      }
+      o.manual = true;
+      o.message = "a paid boleto is not voided: return the money to the shopper by bank transfer";
+      return o;
+  }
+  return std::nullopt;
+}
+
 void AdyenAcquirer::operate(OperationCall call, Callback<OperationOutcome> done) {
+  if (is_boleto(call.payment_method)) {
+    if (auto decided = boleto_operation(call)) {
+      return done(std::move(*decided));
+    }
+  }
   std::string path;
   std::string body;
   std::string purpose;

@@ -5,6 +5,7 @@
 
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
+#include "idempay/base/timestamps.hpp"
 
 namespace idempay::acquirer::adyen {
 
@@ -135,6 +136,44 @@ std::string payment_request(const AuthorizeCall& call, int64_t minor_units, cons
   return std::move(w).take();
 }
 
+Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_units, const AdyenOptions& options,
+                                   int64_t due_unix_ms) {
+  const ppp::Buyer& b = call.order.buyer;
+  const ppp::Address& a = call.order.billing_address;
+  std::string document = b.is_corporate && !b.corporate_document.empty() ? b.corporate_document : b.document;
+  std::string first = b.first_name;
+  std::string last = b.last_name;
+  if (b.is_corporate && !b.corporate_name.empty()) {
+    first = b.corporate_name;  // a company's boleto is issued in its name
+    last = b.trade_name.empty() ? b.corporate_name : b.trade_name;
+  }
+  bool digits = !document.empty() && document.find_first_not_of("0123456789") == std::string::npos;
+  if (first.empty() || last.empty() || !digits || (document.size() != 11 && document.size() != 14)) {
+    return make_error(ErrorCode::kInvalidArgument, "a boleto needs the buyer's first and last name and CPF (11 digits) or CNPJ (14)");
+  }
+  if (alpha2(a.country) != "BR" || a.street.empty() || a.city.empty() || a.postal_code.empty() || a.state.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "a boleto needs the buyer's billing address in Brazil: street, city, postal code and state");
+  }
+  JsonWriter w;
+  w.begin_object();
+  write_amount(w, minor_units, call.currency);
+  write_address(w, "billingAddress", a);
+  w.key("deliverAt").string(format_rfc3339(due_unix_ms));
+  w.key("merchantAccount").string(options.merchant_account);
+  w.key("paymentMethod").begin_object().key("type").string("boletobancario").end_object();
+  w.key("reference").string(call.key);
+  w.key("returnUrl").string(options.return_url);
+  if (!b.email.empty()) {
+    w.key("shopperEmail").string(b.email);
+  }
+  w.key("shopperName").begin_object().key("firstName").string(first.substr(0, 80)).key("lastName").string(last.substr(0, 80));
+  w.end_object();
+  w.key("socialSecurityNumber").string(document);
+  w.end_object();
+  return std::move(w).take();
+}
+
 Result<PaymentResult> read_payment_response(std::string_view body) {
   auto parsed = JsonValue::parse(body);
   if (!parsed || parsed->type() != JsonValue::Type::kObject) {
@@ -149,8 +188,12 @@ Result<PaymentResult> read_payment_response(std::string_view body) {
     r.auth_code = extra->string_or("authCode");
   }
   if (const JsonValue* action = parsed->find("action"); action != nullptr) {
+    r.action_type = action->string_or("type");
     r.redirect_url = action->string_or("url");
     r.redirect_method = action->string_or("method");
+    r.voucher_url = action->string_or("downloadUrl");
+    r.voucher_reference = action->string_or("reference");
+    r.voucher_expires_at = action->string_or("expiresAt");
   }
   if (r.result_code.empty()) {
     return make_error(ErrorCode::kUnavailable, "Adyen's answer to /payments has no resultCode");

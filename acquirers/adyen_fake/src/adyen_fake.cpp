@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/acquirers/adyen.hpp"
+#include "idempay/acquirers/boleto.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/delayer.hpp"
 #include "idempay/base/json_read.hpp"
@@ -28,7 +29,8 @@ int64_t now_ms() {
 }
 
 namespace route {
-enum : int { kPayments, kCapture, kRefund, kCancel, kCancelByReference, kFailNext, kNotifyTo, kLedger };
+enum : int { kPayments, kCapture, kRefund, kCancel, kCancelByReference, kFailNext, kNotifyTo, kLedger, kPayBoleto,
+             kExpireBoleto };
 }
 
 std::vector<http::Route> routes() {
@@ -41,6 +43,8 @@ std::vector<http::Route> routes() {
       {"POST", "/fake/fail-next/{}", route::kFailNext},
       {"POST", "/fake/notification-url", route::kNotifyTo},
       {"GET", "/fake/ledger", route::kLedger},
+      {"POST", "/fake/pay/{}", route::kPayBoleto},
+      {"POST", "/fake/expire/{}", route::kExpireBoleto},
   };
 }
 
@@ -58,7 +62,8 @@ struct FakePayment {
   std::string merchant_account;
   std::string currency;
   int64_t amount = 0;          ///< minor units
-  std::string status;          ///< Authorised, Refused, Received, RedirectShopper, Cancelled
+  std::string method = "visa";  ///< the notification's paymentMethod: a card's brand, or boletobancario
+  std::string status;          ///< Authorised, Refused, Received, RedirectShopper, PresentToShopper (a boleto), Expired, Cancelled
   std::string final_status;    ///< what a Received or RedirectShopper payment becomes
   int64_t captured = 0;
   int64_t refunded = 0;
@@ -121,6 +126,8 @@ struct AdyenFake::State {
 
   http::Response answer(const http::Request& request);
   http::Response pay(const JsonValue& body, std::vector<std::pair<std::string, std::string>>& later_notices);
+  http::Response issue_boleto(const JsonValue& body, const std::string& account, const JsonValue& amount);
+  http::Response settle_boleto(const std::string& psp_reference, bool paid);
   http::Response modify(int kind, const std::string& psp_reference, const JsonValue& body, const std::string& key);
   http::Response cancel_by_reference(const JsonValue& body, const std::string& key);
   std::string ledger() const;
@@ -148,7 +155,7 @@ struct AdyenFake::State {
     if (!n.original_reference.empty()) {
       w.key("originalReference").string(n.original_reference);
     }
-    w.key("paymentMethod").string("visa").key("pspReference").string(n.psp_reference);
+    w.key("paymentMethod").string(p.method).key("pspReference").string(n.psp_reference);
     if (!reason.empty()) {
       w.key("reason").string(reason);
     }
@@ -246,6 +253,9 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
       std::find(options.merchant_accounts.begin(), options.merchant_accounts.end(), account) == options.merchant_accounts.end()) {
     return service_error(403, "901", "Invalid Merchant Account", "security");
   }
+  if (method->string_or("type") == "boletobancario") {
+    return issue_boleto(body, account, *amount);
+  }
   if (method->string_or("type") != "scheme" || method->string_or("expiryYear").size() != 4 ||
       method->string_or("expiryMonth").size() != 2) {
     return service_error(422, "000", "paymentMethod: a card (scheme) with expiryMonth MM and expiryYear YYYY", "validation");
@@ -295,6 +305,81 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
   return http::Response(200, std::move(w).take());
 }
 
+// A boleto: the buyer's name, CPF or CNPJ and billing address in Brazil required, as Adyen's
+// boleto page asks; answered PresentToShopper with a voucher action (its page, its typeable
+// line, its expiry at deliverAt). Pending until paid or expired (/fake/pay, /fake/expire).
+http::Response AdyenFake::State::issue_boleto(const JsonValue& body, const std::string& account, const JsonValue& amount) {
+  const JsonValue* name = body.find("shopperName");
+  const JsonValue* address = body.find("billingAddress");
+  std::string document = body.string_or("socialSecurityNumber");
+  bool named = name != nullptr && !name->string_or("firstName").empty() && !name->string_or("lastName").empty();
+  bool located = address != nullptr && address->string_or("country") == "BR";
+  for (const char* field : {"street", "houseNumberOrName", "city", "postalCode", "stateOrProvince"}) {
+    located = located && !address->string_or(field).empty();
+  }
+  bool cpf_or_cnpj = (document.size() == 11 || document.size() == 14) &&
+                     document.find_first_not_of("0123456789") == std::string::npos;
+  if (!named || !located || !cpf_or_cnpj || amount.string_or("currency") != "BRL") {
+    return service_error(422, "000", "boletobancario: shopperName, socialSecurityNumber (CPF or CNPJ), a billingAddress "
+                                     "in BR and an amount in BRL are required", "validation");
+  }
+  int64_t now = now_ms();
+  auto due = parse_rfc3339(body.string_or("deliverAt"));
+  int64_t due_ms = due && *due > now ? *due : now + 3LL * 86'400'000;
+  FakePayment p;
+  p.psp_reference = next_psp_reference();
+  p.reference = body.string_or("reference");
+  p.merchant_account = account;
+  p.currency = "BRL";
+  p.amount = amount.int_or("value", 0);
+  p.method = "boletobancario";
+  p.status = "PresentToShopper";
+  std::string free_field = crypto::to_hex(crypto::sha256(p.psp_reference));
+  for (char& c : free_field) {
+    c = static_cast<char>('0' + (static_cast<unsigned char>(c) % 10));
+  }
+  auto boleto = make_boleto("033", due_ms / 86'400'000, p.amount, free_field.substr(0, 25));
+  if (!boleto) {
+    return service_error(422, "000", "boletobancario: " + boleto.error().message, "validation");
+  }
+  // Adyen writes a boleto's expiry without an offset, in Brasília time (UTC-3).
+  std::string expires_at = format_rfc3339(due_ms - 3 * 3'600'000).substr(0, 19);
+  JsonWriter w;
+  w.begin_object().key("action").begin_object();
+  w.key("downloadUrl").string("https://test.adyen.com/hpp/generationBoleto.shtml?data=" + p.psp_reference);
+  w.key("expiresAt").string(expires_at);
+  w.key("initialAmount").begin_object().key("currency").string("BRL").key("value").number(p.amount).end_object();
+  w.key("paymentMethodType").string("boletobancario").key("reference").string(boleto->line_formatted);
+  w.key("totalAmount").begin_object().key("currency").string("BRL").key("value").number(p.amount).end_object();
+  w.key("type").string("voucher").end_object();
+  w.key("merchantReference").string(p.reference).key("pspReference").string(p.psp_reference);
+  w.key("resultCode").string("PresentToShopper").end_object();
+  by_reference[account + "\n" + p.reference] = p.psp_reference;
+  payments[p.psp_reference] = std::move(p);
+  return http::Response(200, std::move(w).take());
+}
+
+// The shopper pays a boleto (AUTHORISATION, captured with it), or it expires unpaid
+// (OFFER_CLOSED); only one still payable.
+http::Response AdyenFake::State::settle_boleto(const std::string& psp_reference, bool paid) {
+  auto it = payments.find(psp_reference);
+  if (it == payments.end() || it->second.method != "boletobancario") {
+    return service_error(404, "000", "no such boleto", "validation");
+  }
+  FakePayment& p = it->second;
+  if (p.status != "PresentToShopper") {
+    return service_error(409, "000", "the boleto is " + p.status + ", no longer payable", "validation");
+  }
+  p.status = paid ? "Authorised" : "Expired";
+  if (paid) {
+    p.authorisations += 1;
+    p.captured = p.amount;
+  }
+  notify_later(std::chrono::milliseconds(20), notification(p, paid ? "AUTHORISATION" : "OFFER_CLOSED", true,
+                                                           p.psp_reference, "", p.amount, ""));
+  return http::Response(200, paid ? R"({"paid":true})" : R"({"expired":true})");
+}
+
 http::Response AdyenFake::State::modify(int kind, const std::string& psp, const JsonValue& body, const std::string& key) {
   auto it = payments.find(psp);
   if (it == payments.end() || body.string_or("merchantAccount") != it->second.merchant_account) {
@@ -320,7 +405,8 @@ http::Response AdyenFake::State::modify(int kind, const std::string& psp, const 
     m.succeeded = m.amount > 0 && p.refunded + m.amount <= p.captured && !p.fail_next;
     p.refunded += m.succeeded ? m.amount : 0;
   } else {
-    m.succeeded = ends_as_authorised(p) && p.captured == 0;
+    // A card authorised and not captured is voided; a boleto not paid yet is withdrawn.
+    m.succeeded = (ends_as_authorised(p) && p.captured == 0) || p.status == "PresentToShopper";
     if (m.succeeded) {
       p.status = "Cancelled";
     }
@@ -388,7 +474,7 @@ std::string AdyenFake::State::ledger() const {
   w.begin_object().key("payments").begin_array();
   for (const auto& [psp, p] : payments) {
     w.begin_object().key("pspReference").string(psp).key("reference").string(p.reference);
-    w.key("merchantAccount").string(p.merchant_account).key("status").string(p.status);
+    w.key("merchantAccount").string(p.merchant_account).key("status").string(p.status).key("method").string(p.method);
     w.key("amount").number(p.amount).key("currency").string(p.currency).key("captured").number(p.captured);
     w.key("refunded").number(p.refunded).key("authorisations").number(p.authorisations);
     w.key("authCode").string(p.auth_code).end_object();
@@ -437,6 +523,10 @@ http::Response AdyenFake::State::answer(const http::Request& request) {
     }
     it->second.fail_next = true;
     return http::Response(200, R"({"failNext":true})");
+  }
+  if (id == route::kPayBoleto || id == route::kExpireBoleto) {
+    std::lock_guard lock(mutex);
+    return settle_boleto(params[0], id == route::kPayBoleto);
   }
   if (id == route::kNotifyTo) {
     // Where notifications go from now on, as a merchant sets it in Adyen's Customer Area.
@@ -509,7 +599,8 @@ std::string AdyenFake::ledger_json() const { return state_->ledger(); }
 
 void AdyenFake::handle(http::Request request, http::Responder respond) {
   http::Response response = state_->answer(request);
-  if (state_->options.latency.count() == 0) {
+  // The latency is the Checkout API's: the fake's own routes (its ledger) answer at once.
+  if (state_->options.latency.count() == 0 || request.path.rfind("/fake/", 0) == 0) {
     return respond(std::move(response));
   }
   // Done now, answered later: a client that dies meanwhile never learns what it did.

@@ -14,8 +14,8 @@
 #include "idempay/protocol/methods.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/base/webhooks.hpp"
+#include "idempay/acquirers/boleto.hpp"
 #include "idempay/acquirers/brcode.hpp"
-#include "payment_documents.hpp"
 
 namespace idempay::acquirer {
 

@@ -132,7 +132,7 @@ TEST(MerchantsFileTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
       {"[{\"name\": \"a\", " + pix + R"(, "timeoutMs": 5}])", "timeoutMs"},
       {R"([{"name": "a", "kind": "bcb-pix", "baseUrl": "https://p.example", "tokenUrl": "https://p.example/t",
            "clientId": "i", "pixKey": "k"}])", "clientSecret"},
-      {"[{\"name\": \"a\", " + adyen + R"(, "methods": ["Pix"]}])", "serves cards only"},
+      {"[{\"name\": \"a\", " + adyen + R"(, "methods": ["Pix"]}])", "serves cards and boleto (BankInvoice) only"},
       {"[{\"name\": \"a\", " + adyen + "}]", "names the card methods"},
       {R"([{"name": "a", "kind": "adyen", "methods": ["Visa"], "baseUrl": "https://c.example/v71", "apiKey": "k",
            "merchantAccount": "Shop", "returnUrl": "https://shop.example/r", "hmacKey": "not-hex"}])", "HMAC key, in hex"},

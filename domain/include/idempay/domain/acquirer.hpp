@@ -37,6 +37,9 @@ struct AuthorizeCall {
   /// How long an asynchronous method's document may be paid (the method's delay to cancel):
   /// a Pix charge expires then.
   int64_t payable_for_seconds = 0;
+  /// When the payment was first asked for (Unix ms, its record's creation): the same on every
+  /// retry of the call, so that what is derived from it (a boleto's due date) is too.
+  int64_t first_asked_at = 0;
   ppp::OrderData order;                    ///< buyer, addresses, items, device: anti-fraud data
   std::vector<ppp::Recipient> recipients;  ///< split on authorization
   CardSecret card;
@@ -68,6 +71,10 @@ struct OperationCall {
   Cents amount = 0;
   std::vector<ppp::Recipient> recipients;  ///< split on capture, or of a refund
   std::string currency;                    ///< the payment's (ISO 4217)
+  std::string payment_method;              ///< the payment's (an adapter may serve several)
+  /// The payment's authorization is known (approved, settled): a cancel voids it. False while
+  /// its outcome is not known (undefined): a cancel withdraws what the shopper was asked to pay.
+  bool authorized = false;
 };
 
 /// The acquirer's answer to an operation: done (`succeeded`), refused, accepted but not yet
@@ -96,6 +103,14 @@ public:
   virtual void operate(OperationCall call, Callback<OperationOutcome> done) = 0;
   /// The authorization recorded under `key`; nullopt if the acquirer never saw that key.
   virtual void status(std::string key, Callback<std::optional<Authorization>> done) = 0;
+  /// The same, for a payment of `payment_method`: an acquirer whose answer depends on it
+  /// overrides this (Adyen has no status call: a card's outcome is awaited from its
+  /// notification, a boleto is asked for again under the same key, in the same bytes).
+  virtual void status_of(std::string key, const std::string& payment_method,
+                         Callback<std::optional<Authorization>> done) {
+    (void)payment_method;
+    status(std::move(key), std::move(done));
+  }
   /// The name this acquirer knows the payment of `key` by, when its notifications name only
   /// that (API Pix: the txid), as a key of the connector's reference index; empty: none.
   virtual std::string reference(const std::string& key) const {

@@ -5,7 +5,8 @@
 // under a used key refused with errorCode 704, as the API does); captures, refunds and cancels
 // answered "received" and carried out afterwards; a signed standard notification for every
 // payment and modification, sent again until it is answered [accepted]. Card rules as the
-// in-process stub's. It keeps a ledger of everything it did.
+// in-process stub's; boletos (boletobancario) issued as vouchers, pending until the shopper
+// pays (AUTHORISATION) or they expire (OFFER_CLOSED). It keeps a ledger of everything it did.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,7 +31,8 @@ struct AdyenFakeOptions {
   std::chrono::milliseconds pending_delay{500};
   /// The AUTHORISATION notification of a payment decided at once is sent before its answer.
   bool notify_before_answer = false;
-  /// Every answer is held this long after the request was carried out (crash tests).
+  /// Every answer of the Checkout API is held this long after the request was carried out
+  /// (crash tests); the fake's own routes answer at once.
   std::chrono::milliseconds latency{0};
   int notification_attempts = 8;
   std::chrono::milliseconds notification_retry_base{200};
@@ -45,8 +47,9 @@ public:
 
   /// The Checkout routes, and the fake's own under /fake/: POST /fake/fail-next/{pspReference}
   /// (the payment's next capture or refund fails: CAPTURE_FAILED, REFUND_FAILED), POST
-  /// /fake/notification-url ({"url": ...}: where notifications go from now on), GET
-  /// /fake/ledger.
+  /// /fake/notification-url ({"url": ...}: where notifications go from now on), POST
+  /// /fake/pay/{pspReference} and /fake/expire/{pspReference} (a boleto paid, or expired
+  /// unpaid), GET /fake/ledger.
   void handle(http::Request request, http::Responder respond) override;
 
   /// Everything it did, as JSON (GET /fake/ledger).
