@@ -188,6 +188,7 @@ actors::ServiceOptions service_options(const ServeConfig& config, std::string le
   o.callbacks.max_per_destination = config.callback_max_per_destination;
   o.reconcile_base = std::chrono::milliseconds(config.reconcile_base_ms);
   o.reconcile_attempts = config.reconcile_attempts;
+  o.status_polls_per_second = config.status_polls_per_second;
   o.answer_deadline = std::chrono::milliseconds(config.answer_deadline_ms);
   o.legacy_owner = std::move(legacy_owner);
   return o;

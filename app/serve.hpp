@@ -69,6 +69,7 @@ struct ServeConfig {
   std::string callback_ca_file;
   int64_t reconcile_base_ms = 1'000;
   int reconcile_attempts = 5;
+  int status_polls_per_second = 20;
   std::string instance;  ///< PostgreSQL: this instance's name among those sharing the database
   int64_t lease_ms = 30'000;
   int64_t sweep_interval_ms = 5'000;

@@ -35,6 +35,7 @@ using sweep_atom = caf::atom_constant<caf::atom("sweep")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 using owner_atom = caf::atom_constant<caf::atom("owner")>;
 using repeats_atom = caf::atom_constant<caf::atom("repeats")>;
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
 
 class Directory;
 class RepeatCache;
@@ -95,6 +96,10 @@ struct RecoverCommand {
   std::string payment_id;
   std::vector<std::string> operations;  ///< requestIds left in flight
   ReplySink sink;                       ///< answered when recovery of this payment is done
+  /// Set when an unauthenticated notification through this merchant's path asked for it (a
+  /// devolucao that ended): only the operations of that merchant's payment are resumed, at
+  /// most once a second, and nothing else.
+  std::string hinted_by;
 };
 
 struct NotifiedCommand {
@@ -172,6 +177,8 @@ struct ActorContext {
   Directory* directory = nullptr;  ///< where every payment's actor is found
   RepeatCache* repeats = nullptr;  ///< resolved payments' answers, for the request threads
   caf::actor dispatcher;  ///< receives (deliver_atom, OutboxEntry) once an entry is durable
+  caf::actor watcher;     ///< receives (watch_atom, Watch) once a watch is durable
+  int status_polls_per_second = 20;  ///< the watcher's looks per acquirer entry
   OutboxStats* outbox = nullptr;
   /// Sees every payment event as the actor records it (ServiceOptions::on_event).
   std::function<void(const std::string& payment_id, const domain::AuditEntry&)> on_event;
@@ -179,6 +186,7 @@ struct ActorContext {
 
 caf::behavior dispatcher_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* context);
+caf::behavior watcher_actor(caf::event_based_actor* self, const ActorContext* context);
 caf::behavior payment_actor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id);
 
 }  // namespace idempay::actors
@@ -188,6 +196,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OperateCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::Continuation)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::EventCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::OutboxEntry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::domain::Watch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RefreshCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::RepeatsCommand)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(idempay::actors::TerminalCommand)

@@ -259,6 +259,9 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
                        if (committed.callback) {  // durable now: the dispatcher may attempt it
                          caf::anon_send(me->ctx_.dispatcher, deliver_atom::value, std::move(*committed.callback));
                        }
+                       if (committed.watch) {  // durable now: the watcher may look
+                         caf::anon_send(me->ctx_.watcher, watch_atom::value, std::move(*committed.watch));
+                       }
                        if (crash_at != nullptr) {
                          fault::crash_point(crash_at);
                        }

@@ -304,6 +304,7 @@ private:
   void on_event(EventCommand&& cmd);
   void on_refresh(RefreshCommand&& cmd);
   void on_recover(RecoverCommand&& cmd);
+  void resume_on_hint(RecoverCommand&& cmd);
   void on_notified(NotifiedCommand&& cmd);
   void on_owner_action(OwnerActionCommand&& cmd);
 
@@ -373,6 +374,7 @@ private:
   // per kRefreshInterval.
   static constexpr std::chrono::milliseconds kRefreshInterval{1000};
   std::chrono::steady_clock::time_point last_status_asked_{};
+  std::chrono::steady_clock::time_point last_resumed_on_hint_{};  // operations resumed on a notification
   bool refresh_scheduled_ = false;  // a look at the interval's end is on its way
 };
 

@@ -365,6 +365,9 @@ void PaymentActor::on_recover(RecoverCommand&& cmd) {
   if (wait_for_load(&PaymentActor::on_recover, cmd)) {
     return;
   }
+  if (!cmd.hinted_by.empty()) {
+    return resume_on_hint(std::move(cmd));
+  }
   // Shared stores: the sweep offers every unfinished payment, again and again; a live lease
   // (another instance's, or this one's own mutation or reconciliation) means its holder is on it.
   if (payment_.record && !record().lease_owner.empty() && record().lease_until > now_unix_ms()) {
@@ -379,6 +382,25 @@ void PaymentActor::on_recover(RecoverCommand&& cmd) {
   defer([me = shared_from_this(), sink = cmd.sink] {
     me->reconcile_in_background([sink] { sink.deliver(Reply{Outcome::kDone, "{}"}); });
   });
+  if (!busy()) {
+    finish();
+  }
+}
+
+// A notification through the owner's path says a refund may have ended: the operations in
+// flight are asked of the acquirer again (their own keys: never a second refund), at most once
+// per interval however many such notifications come.
+void PaymentActor::resume_on_hint(RecoverCommand&& cmd) {
+  auto now = std::chrono::steady_clock::now();
+  bool owned = payment_.record && owner_of(record(), ctx_.core) == cmd.hinted_by;
+  if (!owned || now - last_resumed_on_hint_ < kRefreshInterval) {
+    forget_unless_busy();
+    return;
+  }
+  last_resumed_on_hint_ = now;
+  for (const auto& request_id : cmd.operations) {
+    defer([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
+  }
   if (!busy()) {
     finish();
   }

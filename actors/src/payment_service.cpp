@@ -77,6 +77,7 @@ struct PaymentService::Impl {
   std::unique_ptr<caf::actor_system> system;
   caf::actor sweeper;
   caf::actor recovery;
+  caf::actor watcher;
   bool stopped = false;
 
   Impl(storage::Store& s, AcquirerRoutes& a, CallbackTransport& t, ServiceOptions o)
@@ -147,6 +148,7 @@ Status PaymentService::start(std::string public_url) {
   ctx.core.lease_ms = impl_->options.lease.count();
   ctx.sweep_interval = impl_->options.sweep_interval;
   ctx.follow_timeout = impl_->options.follow_timeout;
+  ctx.status_polls_per_second = impl_->options.status_polls_per_second;
   impl_->config = std::make_unique<caf::actor_system_config>();
   size_t workers = impl_->options.workers > 0 ? static_cast<size_t>(impl_->options.workers)
                                               : std::max(1u, std::thread::hardware_concurrency());
@@ -160,6 +162,7 @@ Status PaymentService::start(std::string public_url) {
   impl_->directory = std::make_unique<Directory>(*impl_->system, &impl_->context);
   ctx.directory = impl_->directory.get();
   ctx.dispatcher = impl_->system->spawn(dispatcher_actor, &impl_->context);
+  ctx.watcher = impl_->system->spawn(watcher_actor, &impl_->context);
   // Idle actors are offered retirement after a whole idle timeout of ticks without a message.
   // Short ticks spread retirements evenly: one tick per quarter timeout retired thousands of
   // actors at once, and the requests queued behind them saw a p99 of 45 ms.
@@ -246,6 +249,27 @@ void PaymentService::ingest_by_reference(std::string reference, AcquirerEvent ev
     event.payment_id = std::move(payment_id);
     ingest_event(std::move(event), std::move(then));
   }, std::move(reply));
+}
+
+void PaymentService::resume_refunds_by_reference(std::string reference, std::string merchant) {
+  find_reference(std::move(reference), [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn) mutable {
+    // The operations in flight are the payment's keys in the recovery index.
+    impl_->store.read_async([this, payment_id = std::move(payment_id), merchant = std::move(merchant)](
+                                storage::Store& store) mutable {
+      auto keys = store.scan(domain::Space::kRecovery, domain::recovery_key(payment_id), 100);
+      std::vector<std::string> operations;
+      for (const auto& [key, unused] : keys ? *keys : std::vector<std::pair<std::string, storage::Versioned>>()) {
+        if (auto [id, request_id] = domain::parse_recovery_key(key); id == payment_id && !request_id.empty()) {
+          operations.push_back(request_id);
+        }
+      }
+      if (operations.empty()) {
+        return;
+      }
+      RecoverCommand cmd{payment_id, std::move(operations), ReplySink(), std::move(merchant)};
+      route(impl_->live(), cmd.payment_id, recover_atom::value, std::move(cmd));
+    });
+  }, [](Reply) {});
 }
 
 void PaymentService::find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then,
@@ -419,12 +443,14 @@ void PaymentService::shutdown() {
   caf::anon_send_exit(impl_->sweeper, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->recovery, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->context.dispatcher, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->context.watcher, caf::exit_reason::user_shutdown);
   // Payment actors read the context's dispatcher handle until they are gone: it is released
   // only then (a message to the stopped dispatcher is dropped; its outbox entry is durable).
   impl_->system->await_all_actors_done();
   impl_->sweeper = nullptr;
   impl_->recovery = nullptr;
   impl_->context.dispatcher = nullptr;
+  impl_->context.watcher = nullptr;
 }
 
 }  // namespace idempay::actors

@@ -95,9 +95,32 @@ void add_callback(Decision& d, const std::string& payment_id, PaymentRecord& r, 
 }
 
 // The payment's own write, conditioned on the version it was decided from.
+// A watched payment that leaves `undefined` is no longer watched: its index entry goes in the
+// same batch.
 void write_payment(Decision& d, const Payment& p, PaymentRecord updated) {
+  if (updated.watch_until > 0 && updated.state != PaymentState::kUndefined) {
+    updated.watch_until = 0;
+    d.writes.push_back({Space::kWatches, p.id, std::nullopt, std::nullopt, true});
+  }
   d.writes.push_back({Space::kPayments, p.id, encode(updated), p.etag});
   d.record = std::move(updated);
+}
+
+// How long past its document's expiry a watched payment is still asked about: an API Pix
+// charge is removed, and reported denied, two minutes after it expires.
+constexpr int64_t kWatchGraceMs = 300'000;
+
+// A pending outcome whose acquirer answers status calls: watched from now until its document
+// expires (and a grace), the index entry in the same batch as the record.
+void start_watch(Decision& d, const Payment& p, PaymentRecord& updated, const domain::Authorization& a,
+                 const CoreConfig& config, int64_t now) {
+  if (!a.watch || updated.state != PaymentState::kUndefined || updated.watch_until > 0) {
+    return;
+  }
+  updated.watch_until = now + a.document.expires_in_seconds * 1000 + kWatchGraceMs;
+  Watch w{p.id, updated.watch_until, owner_of(updated, config) + "/" + updated.acquirer_route};
+  d.writes.push_back({Space::kWatches, p.id, encode(w), std::nullopt, true});
+  d.watch = std::move(w);
 }
 
 // Instances sharing the store: this one calls the acquirer for the payment until the lease
@@ -501,6 +524,7 @@ Decision authorized(const Payment& p, const domain::Authorization& a, Listeners 
     d.writes.push_back({Space::kRecovery, recovery_key(p.id), std::nullopt, std::nullopt, true});
   }
   d.answer = Reply{Outcome::kDone, updated.response};
+  start_watch(d, p, updated, a, config, now);
   write_payment(d, p, std::move(updated));
   return d;
 }

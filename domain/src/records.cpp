@@ -57,7 +57,8 @@ const auto kPaymentFields = std::make_tuple(
     FIELD("acquirer", acquirer), FIELD("response", response), FIELD("acquirerRevision", acquirer_revision),
     FIELD("callbacks", callbacks), FIELD("document", document), FIELD("posPhase", pos_phase),
     FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
-    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until), FIELD("cancellationId", cancellation_id));
+    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until), FIELD("cancellationId", cancellation_id),
+    FIELD("watchUntil", watch_until));
 
 #undef FIELD
 
@@ -165,6 +166,20 @@ std::string encode(const PaymentRecord& r) { return fields::encode_object(r, kPa
 
 Result<PaymentRecord> decode_payment(std::string_view json) {
   return fields::decode_object<PaymentRecord>(json, kPaymentFields, "payment");
+}
+
+std::string encode(const Watch& w) {
+  JsonWriter out;
+  out.begin_object().key("until").number(w.until).key("acquirer").string(w.acquirer).end_object();
+  return std::move(out).take();
+}
+
+Result<Watch> decode_watch(std::string_view payment_id, std::string_view value) {
+  auto doc = JsonValue::parse(value);
+  if (!doc || doc->type() != JsonValue::Type::kObject) {
+    return make_error(ErrorCode::kInvalidArgument, "a watch is a JSON object");
+  }
+  return Watch{std::string(payment_id), doc->int_or("until", 0), doc->string_or("acquirer")};
 }
 
 std::string operation_key(const std::string& payment_id, const std::string& request_id) {

@@ -342,13 +342,13 @@ void PppHandler::pix_webhook(const std::string& merchant, const std::string& acq
     metrics::count_webhook("too-large");
     return respond(problem(413, "Payload Too Large", "notifications are limited to 64 KiB"));
   }
-  auto txids = read_pix_notification(request.body);
-  if (!txids) {
+  auto hints = read_pix_notification(request.body);
+  if (!hints) {
     metrics::count_webhook("malformed");
-    return respond(problem(400, "Bad Request", txids.error().message));
+    return respond(problem(400, "Bad Request", hints.error().message));
   }
   metrics::count_webhook("pix-hint");
-  confirm_pix_notification(service_, merchant, std::move(*txids), respond);
+  confirm_pix_notification(service_, merchant, std::move(*hints), respond);
 }
 
 // Adyen's notifications for a merchant's adyen acquirer (adyen_notifications.hpp): signed

@@ -2,7 +2,7 @@
 
 #include <atomic>
 #include <memory>
-#include <set>
+#include <map>
 
 #include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/base/json_read.hpp"
@@ -53,39 +53,49 @@ struct Tally {
 
 }  // namespace
 
-Result<std::vector<std::string>> read_pix_notification(std::string_view body) {
+Result<std::vector<PixHint>> read_pix_notification(std::string_view body) {
   auto doc = JsonValue::parse(body);
   const JsonValue* list = doc ? doc->find("pix") : nullptr;
   if (list == nullptr || list->type() != JsonValue::Type::kArray) {
     return make_error(ErrorCode::kInvalidArgument, "a Pix notification is {\"pix\": [ ... ]}");
   }
-  std::set<std::string> seen;
-  std::vector<std::string> txids;
+  std::map<std::string, size_t> seen;
+  std::vector<PixHint> hints;
   for (const JsonValue& pix : list->items()) {
     if (pix.type() != JsonValue::Type::kObject) {
       return make_error(ErrorCode::kInvalidArgument, "each Pix of a notification is an object");
     }
     std::string txid = pix.string_or("txid");
-    if (!is_txid(txid) || !seen.insert(txid).second) {
-      continue;  // no txid (not a charge's), a malformed one, or named twice
+    if (!is_txid(txid)) {
+      continue;  // no txid (not a charge's) or a malformed one
     }
-    if (txids.size() == kMaxHintsPerNotification) {
+    const JsonValue* returned = pix.find("devolucoes");
+    bool devolucoes = returned != nullptr && returned->type() == JsonValue::Type::kArray && !returned->items().empty();
+    if (auto named = seen.find(txid); named != seen.end()) {
+      hints[named->second].devolucoes |= devolucoes;  // named twice: one hint
+      continue;
+    }
+    if (hints.size() == kMaxHintsPerNotification) {
       return make_error(ErrorCode::kInvalidArgument, "a notification may name at most 100 charges");
     }
-    txids.push_back(std::move(txid));
+    seen.emplace(txid, hints.size());
+    hints.push_back(PixHint{std::move(txid), devolucoes});
   }
-  return txids;
+  return hints;
 }
 
 void confirm_pix_notification(actors::PaymentService& service, const std::string& merchant,
-                              std::vector<std::string> txids, const http::Responder& respond) {
-  if (txids.empty()) {
+                              std::vector<PixHint> hints, const http::Responder& respond) {
+  if (hints.empty()) {
     return respond(http::Response(200, R"({"status":"received"})"));
   }
-  auto tally = std::make_shared<Tally>(txids.size(), respond);
-  for (auto& txid : txids) {
-    service.hint_by_reference(acquirer::pix_reference(txid), merchant,
-                                 [tally](actors::Reply reply) { tally->add(reply); });
+  auto tally = std::make_shared<Tally>(hints.size(), respond);
+  for (auto& hint : hints) {
+    std::string reference = acquirer::pix_reference(hint.txid);
+    if (hint.devolucoes) {
+      service.resume_refunds_by_reference(reference, merchant);
+    }
+    service.hint_by_reference(std::move(reference), merchant, [tally](actors::Reply reply) { tally->add(reply); });
   }
 }
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -321,3 +322,104 @@ def test_a_charge_paid_before_its_cancellation_is_approved_not_cancelled(base_di
         assert json.loads(c.post("/payments", pix_body("pix-late", callbackUrl=r.url()))[1])["status"] == "approved"
     finally:
         psp.terminate()
+
+
+# -- Pix without a webhook ---------------------------------------------------------------------
+
+def gets_of_cob(psp):
+    return psp_ledger(psp)["requests"].get("GET /cob/{}", 0)
+
+
+def test_a_pix_is_approved_within_seconds_without_a_webhook_and_after_a_restart(base_dir, request, connector_factory,
+                                                                                receiver):
+    """No webhook registered at the PSP: the connector looks at each pending charge on its own
+    (GET /cob, every 2 s at first), so the shopper's Pix is approved within seconds, with its
+    nsu; a charge pending when the connector is killed is looked at again after the restart."""
+    psp = start_psp(base_dir, request.node.name)
+    try:
+        r = receiver()
+        c = connector_factory(merchants=pix_merchant(pix_acquirer(psp.url, psp.url + "/oauth/token")),
+                              extra_args=CALLBACK_ARGS)
+        first, _ = create(c, pix_body("pix-poll", callbackUrl=r.url()))
+        assert pay(psp, first["tid"])[0] == 200
+        paid_at = time.monotonic()
+        assert r.wait_for(lambda rv: rv.processed, timeout=15), "no callback without a webhook"
+        assert time.monotonic() - paid_at < 8, "approved within the first looks"
+        approved = callback_body(r.requests[-1])
+        assert approved["status"] == "approved" and approved["nsu"] == charge(psp, first["tid"])["endToEndId"]
+        assert psp_ledger(psp)["notifications"]["sent"] == 0, "nothing came from the PSP"
+
+        second, _ = create(c, pix_body("pix-poll-2", callbackUrl=r.url()))
+        c.process.kill()
+        c.start()
+        assert pay(psp, second["tid"])[0] == 200
+        assert r.wait_for(lambda rv: len(rv.processed) == 2, timeout=20), "the pending charge watched again after a restart"
+        assert callback_body(r.requests[-1])["paymentId"] == "pix-poll-2"
+        looks = gets_of_cob(psp)
+        time.sleep(2.5)
+        assert gets_of_cob(psp) == looks, "a payment decided is looked at no more"
+    finally:
+        psp.terminate()
+
+
+def test_a_flood_of_pending_charges_is_looked_at_within_the_cap(base_dir, request, connector_factory):
+    """24 pending charges would be looked at 12 times a second; with the cap at 4 looks a second
+    per acquirer entry the PSP sees at most that (and a burst of 4), and still sees looks."""
+    psp = start_psp(base_dir, request.node.name)
+    try:
+        c = connector_factory(merchants=pix_merchant(pix_acquirer(psp.url, psp.url + "/oauth/token")),
+                              extra_args=["--status-polls-per-second", "4"])
+        for i in range(24):
+            create(c, pix_body(f"pix-flood-{i}"))
+        time.sleep(2.5)  # every charge's first look is due
+        before, started = gets_of_cob(psp), time.monotonic()
+        time.sleep(6)
+        looks, elapsed = gets_of_cob(psp) - before, time.monotonic() - started
+        assert looks <= 4 * elapsed + 4 + 1, f"{looks} looks in {elapsed:.1f} s"
+        assert looks >= 2 * elapsed, f"{looks} looks in {elapsed:.1f} s: the cap, not fewer"
+    finally:
+        psp.terminate()
+
+
+def test_a_devolucaos_notification_decides_its_refund(base_dir, request, connector_factory, pki):
+    """A refund left in processing at the PSP answers "not yet"; when the devolucao ends, the
+    PSP's notification (the Pix with its devolucoes) makes the connector ask the PSP about the
+    refund and record it done, before the gateway asks again — whose retry then hears it."""
+    psp = start_psp(base_dir, request.node.name, pki, True, "--refund-delay-ms", "600000")
+    try:
+        acquirer = pix_acquirer(psp.tls_url, psp.tls_url + "/oauth/token", pki)
+        c = connector_factory(merchants=pix_merchant(acquirer), extra_args=tls_args(pki))
+        c.tls_port = connector_tls_port(c)
+        register_webhook(c)
+        first, _ = create(c, pix_body("pix-dev"))
+        assert pay(psp, first["tid"])[0] == 200
+        wait_for(lambda: json.loads(c.post("/payments", pix_body("pix-dev"))[1])["status"] == "approved",
+                 what="approval")
+        settle(c, "pix-dev", 31.9)
+        refund = {"paymentId": "pix-dev", "requestId": "r-dev", "value": 5, "transactionId": "tx-pix-dev"}
+        pending = c.post("/payments/pix-dev/refunds", refund)
+        assert pending[0] == 500 and json.loads(pending[1])["code"] == "refund-pending", pending[1]
+        pix = charge(psp, first["tid"])
+        [devolucao] = pix["devolucoes"]
+        assert request_psp(psp, f"/fake/devolucao/{pix['endToEndId']}/{devolucao['id']}", {"status": "DEVOLVIDO"}) == 200
+        wait_for(lambda: refund_phase(c, "pix-dev", "r-dev") == "done", timeout=20,
+                 what="the refund recorded done on the PSP's notification alone")
+        done = c.post("/payments/pix-dev/refunds", refund)
+        assert done[0] == 200 and json.loads(done[1])["value"] == 5, done[1]
+        assert [d["valor"] for d in charge(psp, first["tid"])["devolucoes"]] == ["5.00"], "one devolucao"
+    finally:
+        psp.terminate()
+
+
+def request_psp(psp, path, body):
+    from conftest import request as http_request
+    return http_request(psp.port, "POST", path, body, headers={})[0]
+
+
+def refund_phase(c, payment_id, request_id):
+    out = subprocess.run([BIN, "inspect", payment_id, "--json", "--data-dir", str(c.data_dir)], capture_output=True,
+                         text=True, timeout=30)
+    if out.returncode != 0:
+        return None
+    ops = [op for op in json.loads(out.stdout)["operations"] if op["requestId"] == request_id]
+    return ops[0]["phase"] if ops else None

@@ -82,6 +82,7 @@ Authorization authorization_of(const pix::Charge& charge, const std::string& txi
     return outcome(AuthorizationStatus::kDenied, txid, "removed", "the Pix charge was removed (" + charge.status + ")");
   }
   Authorization a = outcome(AuthorizationStatus::kPending, txid, "pending", "waiting for the Pix");
+  a.watch = true;  // GET /cob tells when it is paid: asked on a schedule, webhook or not
   a.document.pix_code = charge.code;
   a.document.pix_qr_png = qr_png_base64(charge.code).value_or("");
   a.document.expires_in_seconds = charge.expiry_seconds;

@@ -272,6 +272,43 @@ TEST(PaymentCoreTest, AuthorizationOutcomesAndWhoIsCalledBack) {
   }
 }
 
+// A pending outcome whose acquirer's status call tells when it ends (API Pix) is watched: the
+// watch index entry (until the document's expiry and a grace, with the acquirer entry whose
+// looks are capped) is in the batch that records the outcome; the payment's leaving
+// `undefined`, by whatever path, removes it in its own batch. Other outcomes write none.
+TEST(PaymentCoreTest, APendingOutcomeIsWatchedUntilItsDocumentExpires) {
+  Payment p = payment_in(PaymentState::kProcessing, "Pix");
+  p.record->acquirer_route = "@psp";
+  auto pending = outcome(domain::AuthorizationStatus::kPending);
+  pending.watch = true;
+  pending.document.expires_in_seconds = 1800;
+  Decision d = authorized(p, pending, Listeners{}, config(), kNow);
+  const auto* watch = write_to(d, Space::kWatches);
+  ASSERT_NE(watch, nullptr);
+  auto stored = decode_watch("pay-1", watch->value.value());
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->until, kNow + 1'800'000 + 300'000);
+  EXPECT_EQ(stored->acquirer, kMerchant + "/@psp");
+  EXPECT_EQ(d.record->watch_until, stored->until);
+  ASSERT_TRUE(d.watch);
+  EXPECT_EQ(d.watch->payment_id, "pay-1");
+
+  Payment watched{"pay-1", *d.record, kEtag + 1};
+  Decision again = refreshed(watched, pending, config(), kNow);
+  EXPECT_EQ(write_to(again, Space::kWatches), nullptr) << "watched once";
+  Decision paid = refreshed(watched, outcome(domain::AuthorizationStatus::kApproved, 9), config(), kNow);
+  const auto* unwatch = write_to(paid, Space::kWatches);
+  ASSERT_NE(unwatch, nullptr);
+  EXPECT_FALSE(unwatch->value.has_value());
+  EXPECT_EQ(paid.record->watch_until, 0);
+
+  auto not_watched = outcome(domain::AuthorizationStatus::kPending);
+  EXPECT_EQ(write_to(authorized(p, not_watched, Listeners{}, config(), kNow), Space::kWatches), nullptr);
+  auto approved = outcome(domain::AuthorizationStatus::kApproved);
+  approved.watch = true;
+  EXPECT_EQ(write_to(authorized(p, approved, Listeners{}, config(), kNow), Space::kWatches), nullptr);
+}
+
 TEST(PaymentCoreTest, AFailedAcquirerCallAnswersUndefinedAndReconcilesLater) {
   Payment p = payment_in(PaymentState::kProcessing);
   Decision d = authorize_failed(p, Error{ErrorCode::kUnavailable, "timeout"}, kMerchant);

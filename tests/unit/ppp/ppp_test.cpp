@@ -129,14 +129,16 @@ OnboardingOptions flow_options(const testing::TempDir& dir) {
 }
 
 TEST(PixNotificationTest, OnlyTheTxidsAreReadEachOnceAndBounded) {
-  auto txids = read_pix_notification(R"({"pix": [
+  auto hints = read_pix_notification(R"({"pix": [
       {"endToEndId": "E1", "txid": "abc123", "valor": "999999.00", "horario": "2020-01-01T00:00:00Z"},
       {"endToEndId": "E2", "txid": "abc123"},
       {"endToEndId": "E3"},
       {"endToEndId": "E4", "txid": "no spaces allowed"},
-      {"endToEndId": "E5", "txid": "def456", "devolucoes": [{"id": "d", "status": "DEVOLVIDO"}]}]})");
-  ASSERT_TRUE(txids) << txids.error().message;
-  EXPECT_EQ(*txids, (std::vector<std::string>{"abc123", "def456"})) << "amounts and statuses are never read";
+      {"endToEndId": "E5", "txid": "def456", "devolucoes": [{"id": "d", "status": "DEVOLVIDO"}]},
+      {"endToEndId": "E6", "txid": "abc123", "devolucoes": [{"id": "e", "status": "EM_PROCESSAMENTO"}]}]})");
+  ASSERT_TRUE(hints) << hints.error().message;
+  EXPECT_EQ(*hints, (std::vector<PixHint>{{"abc123", true}, {"def456", true}}))
+      << "amounts and statuses are never read; a charge named twice is one hint";
   for (const char* bad : {"", "[]", R"({"pix": {}})", R"({"pix": [1]})", R"({"other": []})"}) {
     EXPECT_FALSE(read_pix_notification(bad)) << bad;
   }

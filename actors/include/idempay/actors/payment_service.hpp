@@ -89,6 +89,10 @@ struct ServiceOptions {
   /// Shared stores: how long a request waits for another instance's outcome before it
   /// answers "undefined" (Create Payment) or a 500 in-progress (an operation). Default: 4.5 s (within the gateway's 5 s)
   std::chrono::milliseconds follow_timeout{4'500};
+  /// A pending payment whose acquirer's status call tells its outcome (API Pix) is asked on a
+  /// schedule until its document expires: at most this many looks a second per acquirer entry
+  /// (a merchant's named acquirer), the rest waiting their turn. Default: 20
+  int status_polls_per_second = 20;
   /// Sees every payment event (the audit trail's entries, duplicates included) as an actor
   /// records it, on the actor's worker: it must be quick and never block. Default: none
   std::function<void(const std::string& payment_id, const domain::AuditEntry& event)> on_event;
@@ -152,6 +156,11 @@ public:
   /// the merchant as the one who asked. kNotFound for a reference never indexed or another
   /// merchant's payment.
   void hint_by_reference(std::string reference, std::string merchant, ReplyFn reply);
+  /// An unauthenticated notification says that a refund of that payment may have ended (API
+  /// Pix: a devolucao): if `merchant` owns it, its operations still in flight are asked of the
+  /// acquirer again under their own keys (at most once a second), and recorded done once it says
+  /// so. Nothing happens for an unknown reference or another merchant's payment.
+  void resume_refunds_by_reference(std::string reference, std::string merchant);
 
   /// An action on the payment's acquirer side that only the payment's owner may ask for (the
   /// in-process stub's trigger): `act` runs on the payment's actor once `merchant` is known to

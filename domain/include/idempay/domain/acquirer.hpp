@@ -60,6 +60,10 @@ struct Authorization {
   PaymentDocument document;
   /// The most that may be captured when more than the amount (order changes); 0: the amount.
   Cents max_value = 0;
+  /// Pending, and the acquirer's status call tells when it ends (API Pix: a charge paid or
+  /// removed): the connector asks it on a schedule until the document expires, so that the
+  /// outcome is known even when no notification comes.
+  bool watch = false;
 };
 
 /// A capture, cancellation or refund, idempotent on `key` (the requestId).

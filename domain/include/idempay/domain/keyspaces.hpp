@@ -18,11 +18,14 @@ struct Space {
   static constexpr storage::Keyspace kRecovery{8};  ///< what start-up recovery must look at
   /// The names acquirers know payments by (AcquirerRoute::reference) -> paymentId
   static constexpr storage::Keyspace kReferences{9};
+  /// Pending payments whose acquirer is asked on a schedule (API Pix): paymentId -> until when
+  static constexpr storage::Keyspace kWatches{10};
 };
 
 /// The names of the keyspaces above, in their order: what every store of the connector opens.
 inline storage::KeyspaceNames keyspace_names() {
-  return {"payments", "operations", "idempotency", "inbox", "outbox", "dead_letters", "audit", "meta", "recovery", "references"};
+  return {"payments",  "operations", "idempotency", "inbox",    "outbox",     "dead_letters",
+          "audit",     "meta",       "recovery",    "references", "watches"};
 }
 
 /// The keyspaces whose point reads only look up keys that exist: an audit chain's head is

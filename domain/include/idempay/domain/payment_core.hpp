@@ -131,6 +131,7 @@ struct Decision {
   storage::Batch writes;
   std::optional<PaymentRecord> record;   ///< the payment once `writes` is durable
   std::optional<OutboxEntry> callback;   ///< to the dispatcher once `writes` is durable
+  std::optional<Watch> watch;            ///< to the watcher once `writes` is durable
   std::optional<Reply> answer;           ///< to whoever waits on this command
   Next next = Next::kEnd;
   std::optional<PendingOperation> operation;  ///< for Next::kOperate

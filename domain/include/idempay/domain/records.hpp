@@ -45,7 +45,20 @@ struct PaymentRecord {
   int64_t lease_until = 0;
   /// The acquirer's id of the void, once cancelled: later cancels answer with it.
   std::string cancellation_id;
+  /// Pending and watched (Space::kWatches): its acquirer is asked on a schedule until then
+  /// (Unix ms). 0: not watched.
+  int64_t watch_until = 0;
 };
+
+/// What the watch index holds for a payment: until when it is watched, and whose acquirer
+/// entry it is asked of (the owner and route: polls are capped per acquirer entry).
+struct Watch {
+  std::string payment_id;
+  int64_t until = 0;
+  std::string acquirer;  ///< "{owner}/{route}"
+};
+std::string encode(const Watch& w);
+Result<Watch> decode_watch(std::string_view payment_id, std::string_view value);
 
 std::string encode(const PaymentRecord& r);
 Result<PaymentRecord> decode_payment(std::string_view json);
