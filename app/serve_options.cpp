@@ -154,7 +154,9 @@ cli::Command add_serve(CLI::App& root) {
   s->add_option("--status-polls-per-second", serve.status_polls_per_second,
                 "pending payments whose acquirer is asked on a schedule (API Pix): at most this many looks a "
                 "second per acquirer entry")
-      ->envname("IDEMPAY_STATUS_POLLS_PER_SECOND")->capture_default_str()->check(CLI::Range(1, 10'000));
+      ->envname("IDEMPAY_STATUS_POLLS_PER_SECOND")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
   s->add_option("--public-url", serve.public_url,
                 "base URL shoppers' devices reach this service at (default: http://LISTEN)")
       ->envname("IDEMPAY_PUBLIC_URL");

@@ -369,10 +369,11 @@ void PaymentActor::ask_status() {
   last_status_asked_ = std::chrono::steady_clock::now();
   refresh_scheduled_ = false;  // this look serves the hints that waited for it
   spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
-  payment_acquirer().status_of(id(), record().payment_method, in_actor<Result<std::optional<domain::Authorization>>>(
-                                      [me = shared_from_this()](Result<std::optional<domain::Authorization>> r) {
-                                        me->on_status(std::move(r));
-                                      }));
+  payment_acquirer().status_of(id(), record().payment_method,
+                               in_actor<Result<std::optional<domain::Authorization>>>(
+                                   [me = shared_from_this()](Result<std::optional<domain::Authorization>> r) {
+                                     me->on_status(std::move(r));
+                                   }));
 }
 
 void PaymentActor::on_status(Result<std::optional<domain::Authorization>> status) {
@@ -416,9 +417,14 @@ void PaymentActor::on_status(Result<std::optional<domain::Authorization>> status
 void PaymentActor::call_operation(PendingOperation op) {
   // Keyed per payment: two payments may use the same requestId, never the same acquirer key.
   std::string key = op.record.acquirer_key.empty() ? op.request.request_id : op.record.acquirer_key;
-  domain::OperationCall call{op.request.kind,      std::move(key),      id(),
-                             record().tid,          op.record.amount,    op.record.recipients,
-                             record().currency,     record().payment_method,
+  domain::OperationCall call{op.request.kind,
+                             std::move(key),
+                             id(),
+                             record().tid,
+                             op.record.amount,
+                             op.record.recipients,
+                             record().currency,
+                             record().payment_method,
                              record().state != PaymentState::kUndefined && !is_unresolved(record().state)};
   payment_acquirer().operate(std::move(call), in_actor<Result<domain::OperationOutcome>>(
                                                   [me = shared_from_this(), op](Result<domain::OperationOutcome> r) {

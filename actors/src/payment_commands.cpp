@@ -298,7 +298,8 @@ void PaymentActor::on_refresh(RefreshCommand&& cmd) {
   begin(Flow::kRefresh, by_merchant ? cmd.merchant : std::string(),
         rerun(shared_from_this(), &PaymentActor::on_refresh, cmd, shared()));
   if (cmd.asker == domain::Asker::kHint) {
-    audit_now(audit_entry(AuditKind::kAcquirerHint, id(), {}, {}, {}, "an unauthenticated notification named it: the acquirer is asked"));
+    audit_now(audit_entry(AuditKind::kAcquirerHint, id(), {}, {}, {},
+                          "an unauthenticated notification named it: the acquirer is asked"));
   }
   waiters_.push_back(cmd.sink);
   carry_out(std::move(d));

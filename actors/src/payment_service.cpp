@@ -77,7 +77,6 @@ struct PaymentService::Impl {
   std::unique_ptr<caf::actor_system> system;
   caf::actor sweeper;
   caf::actor recovery;
-  caf::actor watcher;
   bool stopped = false;
 
   Impl(storage::Store& s, AcquirerRoutes& a, CallbackTransport& t, ServiceOptions o)
@@ -238,10 +237,14 @@ void PaymentService::refresh(std::string payment_id, std::string merchant, Reply
 }
 
 void PaymentService::hint_by_reference(std::string reference, std::string merchant, ReplyFn reply) {
-  find_reference(std::move(reference), [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn then) mutable {
-    RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(then)), domain::Asker::kHint};
-    route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
-  }, std::move(reply));
+  find_reference(
+      std::move(reference),
+      [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn then) mutable {
+        RefreshCommand cmd{std::move(payment_id), std::move(merchant), ReplySink(std::move(then)),
+                           domain::Asker::kHint};
+        route(impl_->live(), cmd.payment_id, refresh_atom::value, std::move(cmd));
+      },
+      std::move(reply));
 }
 
 void PaymentService::ingest_by_reference(std::string reference, AcquirerEvent event, ReplyFn reply) {
@@ -252,24 +255,31 @@ void PaymentService::ingest_by_reference(std::string reference, AcquirerEvent ev
 }
 
 void PaymentService::resume_refunds_by_reference(std::string reference, std::string merchant) {
-  find_reference(std::move(reference), [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn) mutable {
-    // The operations in flight are the payment's keys in the recovery index.
-    impl_->store.read_async([this, payment_id = std::move(payment_id), merchant = std::move(merchant)](
-                                storage::Store& store) mutable {
-      auto keys = store.scan(domain::Space::kRecovery, domain::recovery_key(payment_id), 100);
-      std::vector<std::string> operations;
-      for (const auto& [key, unused] : keys ? *keys : std::vector<std::pair<std::string, storage::Versioned>>()) {
-        if (auto [id, request_id] = domain::parse_recovery_key(key); id == payment_id && !request_id.empty()) {
-          operations.push_back(request_id);
-        }
-      }
-      if (operations.empty()) {
-        return;
-      }
-      RecoverCommand cmd{payment_id, std::move(operations), ReplySink(), std::move(merchant)};
-      route(impl_->live(), cmd.payment_id, recover_atom::value, std::move(cmd));
-    });
-  }, [](Reply) {});
+  find_reference(
+      std::move(reference),
+      [this, merchant = std::move(merchant)](std::string payment_id, ReplyFn) mutable {
+        // The operations in flight are the payment's keys in the recovery index.
+        impl_->store.read_async([this, payment_id = std::move(payment_id),
+                                 merchant = std::move(merchant)](storage::Store& store) mutable {
+          auto keys = store.scan(domain::Space::kRecovery, domain::recovery_key(payment_id), 100);
+          if (!keys) {
+            return;  // the notification is sent again, or the gateway retries the refund
+          }
+          std::vector<std::string> operations;
+          for (const auto& [key, unused] : *keys) {
+            if (auto [id, request_id] = domain::parse_recovery_key(key);
+                id == payment_id && !request_id.empty()) {
+              operations.push_back(request_id);
+            }
+          }
+          if (operations.empty()) {
+            return;
+          }
+          RecoverCommand cmd{payment_id, std::move(operations), ReplySink(), std::move(merchant)};
+          route(impl_->live(), cmd.payment_id, recover_atom::value, std::move(cmd));
+        });
+      },
+      [](Reply) {});
 }
 
 void PaymentService::find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then,

@@ -57,7 +57,7 @@ caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* c
       state->queue.pop_front();
       ++state->in_flight;
       ReplySink done([me, id = id](Reply) { caf::anon_send(me, recovered_atom::value, id); });
-      context->directory->send(id, recover_atom::value, RecoverCommand{id, std::move(ops), done});
+      context->directory->send(id, recover_atom::value, RecoverCommand{id, std::move(ops), done, {}});
     }
     if (state->in_flight == 0 && state->queue.empty() && !sweeps) {
       self->quit();

@@ -120,7 +120,8 @@ private:
     }
     double rate = std::max(1, ctx_.status_polls_per_second);
     for (auto& [acquirer, bucket] : buckets_) {
-      bucket.tokens = std::min(rate, bucket.tokens + static_cast<double>(now - bucket.refilled_ms) * rate / 1000);
+      bucket.tokens =
+          std::min(rate, bucket.tokens + static_cast<double>(now - bucket.refilled_ms) * rate / 1000);
       bucket.refilled_ms = now;
       while (bucket.tokens >= 1 && !bucket.ready.empty()) {
         bucket.tokens -= 1;
@@ -156,9 +157,9 @@ private:
 
   caf::event_based_actor* self_;
   const ActorContext& ctx_;
-  std::map<std::string, Entry> watched_;        // every payment watched, due or in flight
-  std::multimap<int64_t, std::string> due_;     // when each is looked at next
-  std::map<std::string, Bucket> buckets_;       // by acquirer entry ("{owner}/{route}")
+  std::map<std::string, Entry> watched_;     // every payment watched, due or in flight
+  std::multimap<int64_t, std::string> due_;  // when each is looked at next
+  std::map<std::string, Bucket> buckets_;    // by acquirer entry ("{owner}/{route}")
   bool ticking_ = false;
 };
 

@@ -38,8 +38,8 @@ Decoded decode(std::string_view s) {
 
 // A C1 control, or a character that changes the order in which text is displayed.
 bool is_hidden_control(uint32_t code) {
-  return (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e || code == 0x200f ||
-         (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+  return (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e || code == 0x200f
+         || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
 }
 
 void append_u(std::string& out, uint32_t code) {

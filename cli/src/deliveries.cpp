@@ -35,7 +35,8 @@ int list(const StoreOptions& where, bool json) {
   for (const auto& d : *deliveries) {
     std::cout << (d.dead ? "dead    " : "pending ") << visible(d.id) << "  payment=" << visible(d.payment_id)
               << "  attempts=" << d.attempts << "  last=" << d.last_status << " " << visible(d.last_error)
-              << (d.dead ? "  reason=" + visible(d.dead_reason) : "") << "  url=" << without_query(d.url) << "\n";
+              << (d.dead ? "  reason=" + visible(d.dead_reason) : "") << "  url=" << without_query(d.url)
+              << "\n";
   }
   return 0;
 }

@@ -12,15 +12,16 @@ namespace idempay::cli {
 namespace {
 
 void write_report_text(const domain::PaymentReport& r) {
-  std::cout << "payment " << visible(r.payment_id) << ": " << r.state << " (" << visible(r.payment_method) << ", "
-            << visible(r.currency) << ", merchant " << (r.owner.empty() ? "(stored before owners)" : visible(r.owner))
-            << ")\n"
+  std::cout << "payment " << visible(r.payment_id) << ": " << r.state << " (" << visible(r.payment_method)
+            << ", " << visible(r.currency) << ", merchant "
+            << (r.owner.empty() ? "(stored before owners)" : visible(r.owner)) << ")\n"
             << "  authorized " << format_amount(r.authorized) << ", settled " << format_amount(r.settled)
             << ", refunded " << format_amount(r.refunded) << "\n"
-            << "  tid " << visible(r.tid) << ", nsu " << visible(r.nsu) << ", authorizationId " << visible(r.authorization_id)
-            << "\n"
+            << "  tid " << visible(r.tid) << ", nsu " << visible(r.nsu) << ", authorizationId "
+            << visible(r.authorization_id) << "\n"
             << "  card " << (r.card_bin.empty() ? "-" : visible(r.card_bin) + "..." + visible(r.card_last4))
-            << ", callback " << visible(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase) << "\n"
+            << ", callback " << visible(r.callback_url) << (r.pos_phase.empty() ? "" : ", POS " + r.pos_phase)
+            << "\n"
             << "  answer: " << visible(r.response) << "\n";
   std::cout << "operations:\n";
   for (const auto& op : r.operations) {
@@ -29,7 +30,8 @@ void write_report_text(const domain::PaymentReport& r) {
   }
   std::cout << "deliveries:\n";
   for (const auto& d : r.deliveries) {
-    std::cout << "  " << visible(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts << "\n";
+    std::cout << "  " << visible(d.id) << "  " << (d.dead ? "dead" : "pending") << "  attempts " << d.attempts
+              << "\n";
   }
   std::cout << "audit trail:\n";
   for (const auto& a : r.audit) {
@@ -48,8 +50,9 @@ void write_report_text(const domain::PaymentReport& r) {
   if (!r.counted.empty()) {
     std::cout << "arrivals counted, not chained one by one (the chain was long):\n";
     for (const auto& c : r.counted) {
-      std::cout << "  " << c.count << " x " << visible(c.kind) << (c.merchant.empty() ? "" : " by " + visible(c.merchant))
-                << "  first " << c.first << "  last " << c.last
+      std::cout << "  " << c.count << " x " << visible(c.kind)
+                << (c.merchant.empty() ? "" : " by " + visible(c.merchant)) << "  first " << c.first
+                << "  last " << c.last
                 << (c.sealed_in ? "  in #" + std::to_string(c.sealed_in) : "  not sealed yet") << "\n";
     }
   }

@@ -43,8 +43,8 @@ int run(const WebhookConfig& config) {
   const config::AcquirerEntry* entry =
       settings == file->settings.end() ? nullptr : config::acquirer_named(settings->second.acquirers, config.acquirer);
   if (entry == nullptr || entry->kind != config::AcquirerKind::kBcbPix) {
-    std::cerr << "merchant " << visible(config.merchant) << " has no bcb-pix acquirer named " << visible(config.acquirer)
-              << " in " << config.credentials << "\n";
+    std::cerr << "merchant " << visible(config.merchant) << " has no bcb-pix acquirer named "
+              << visible(config.acquirer) << " in " << config.credentials << "\n";
     return 2;
   }
   if (config.action == "show") {
@@ -69,8 +69,8 @@ int run(const WebhookConfig& config) {
   if (!registered) {
     return failed(registered.error());
   }
-  std::cout << "the PSP notifies " << visible(url) << "/pix of the Pix received for key " << visible(entry->pix.pix_key)
-            << "\n";
+  std::cout << "the PSP notifies " << visible(url) << "/pix of the Pix received for key "
+            << visible(entry->pix.pix_key) << "\n";
   return 0;
 }
 

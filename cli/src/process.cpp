@@ -82,7 +82,9 @@ public:
     }
     dest.append(shown.data(), shown.data() + shown.size());
   }
-  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override { return std::make_unique<MessageFlag>(json_); }
+  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
+    return std::make_unique<MessageFlag>(json_);
+  }
 
 private:
   bool json_;
@@ -94,8 +96,8 @@ void configure_logging(const std::string& format, const std::string& level) {
   auto logger = spdlog::stderr_logger_mt("idempay");
   bool json = format == "json";
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  formatter->add_flag<MessageFlag>('*', json).set_pattern(json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})"
-                                                               : "%Y-%m-%dT%H:%M:%S.%fZ %l %*");
+  formatter->add_flag<MessageFlag>('*', json).set_pattern(
+      json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})" : "%Y-%m-%dT%H:%M:%S.%fZ %l %*");
   logger->set_formatter(std::move(formatter));
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);

@@ -13,7 +13,9 @@ void add_store_options(CLI::App& command, StoreOptions& options) {
       ->envname("IDEMPAY_STORE");
 }
 
-std::string without_query(const std::string& url) { return visible(url.substr(0, url.find('?'))); }
+std::string without_query(const std::string& url) {
+  return visible(url.substr(0, url.find('?')));
+}
 
 Result<std::unique_ptr<storage::Store>> open_for_operator(const StoreOptions& where, bool write) {
   // Read-only opens work on a running connector's store too.

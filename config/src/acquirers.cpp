@@ -220,12 +220,14 @@ Status read_adyen(const JsonValue& entry, AcquirerEntry& out, const std::string&
     return known;
   }
   if (out.methods.empty()) {
-    return tl::unexpected(invalid(where, "an adyen acquirer names the card methods (and BankInvoice) it serves (methods)"));
+    return tl::unexpected(
+        invalid(where, "an adyen acquirer names the card methods (and BankInvoice) it serves (methods)"));
   }
   for (const auto& method : out.methods) {
     auto family = ppp::method_family(method);
     if (family != ppp::MethodFamily::kCard && family != ppp::MethodFamily::kBankInvoice) {
-      return tl::unexpected(invalid(where, "an adyen acquirer serves cards and boleto (BankInvoice) only, not \"" + method + "\""));
+      return tl::unexpected(invalid(
+          where, "an adyen acquirer serves cards and boleto (BankInvoice) only, not \"" + method + "\""));
     }
   }
   auto& a = out.adyen;

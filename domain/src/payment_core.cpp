@@ -256,13 +256,14 @@ Decision apply_outcome(const Payment& p, const domain::Authorization& a, storage
       add_callback(d, p.id, updated, config, now);
     }
     write_payment(d, p, std::move(updated));
-  } else if (!d.writes.empty() && a.status == domain::AuthorizationStatus::kApproved &&
-             (r.state == PaymentState::kCancelled || r.state == PaymentState::kDenied)) {
+  } else if (!d.writes.empty() && a.status == domain::AuthorizationStatus::kApproved
+             && (r.state == PaymentState::kCancelled || r.state == PaymentState::kDenied)) {
     // Paid after the gateway heard it would not be (a boleto paid on its last day, cleared
     // after the cancellation): never moved back, and never silent either.
     d.audit.push_back(entry(AuditKind::kAcquirerFailureReported, source, source_hash, {}, {},
-                            "the acquirer reports the payment approved after it was " + std::string(to_string(r.state)) +
-                                ": the shopper may have paid; return the money by hand"));
+                            "the acquirer reports the payment approved after it was "
+                                + std::string(to_string(r.state))
+                                + ": the shopper may have paid; return the money by hand"));
   } else if (!d.writes.empty()) {
     d.audit.push_back(entry(AuditKind::kWebhookIgnored, source, source_hash, {}, {},
                             final ? "stale revision or payment no longer undefined" : "not final"));
@@ -987,11 +988,12 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   if (!seen) {
     return answer(error_reply(seen.error()));
   }
-  if (p.record && !event.sender.empty() &&
-      (owner_of(*p.record, config) != event.sender || p.record->acquirer_route != event.sender_route)) {
-    return noted_answer(by(event.sender, entry(AuditKind::kAccessRefused, event.event_id, event.body_hash, {}, {},
-                                               "acquirer notification for a payment not created through its path")),
-                        unknown_payment(p.id));
+  if (p.record && !event.sender.empty()
+      && (owner_of(*p.record, config) != event.sender || p.record->acquirer_route != event.sender_route)) {
+    return noted_answer(
+        by(event.sender, entry(AuditKind::kAccessRefused, event.event_id, event.body_hash, {}, {},
+                               "acquirer notification for a payment not created through its path")),
+        unknown_payment(p.id));
   }
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;

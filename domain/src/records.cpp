@@ -48,17 +48,17 @@ const auto kDocumentFields = std::make_tuple(
 // state is always written (a record without one is refused).
 const auto kPaymentFields = std::make_tuple(
     fields::version("v", 2), IDEMPAY_FIELD("state", state), FIELD("authorized", amounts.authorized),
-    FIELD("settled", amounts.settled), FIELD("refunded", amounts.refunded), FIELD("maxValue", amounts.max_value),
-    FIELD("currency", currency),
-    FIELD("paymentMethod", payment_method), FIELD("orderId", order_id), FIELD("reference", reference),
-    FIELD("transactionId", transaction_id), FIELD("merchant", merchant), FIELD("owner", owner),
-    FIELD("acquirerRoute", acquirer_route), FIELD("fingerprint", fingerprint), FIELD("callbackUrl", callback_url),
-    FIELD("card", card), FIELD("tid", tid), FIELD("nsu", nsu), FIELD("authorizationId", authorization_id),
+    FIELD("settled", amounts.settled), FIELD("refunded", amounts.refunded),
+    FIELD("maxValue", amounts.max_value), FIELD("currency", currency), FIELD("paymentMethod", payment_method),
+    FIELD("orderId", order_id), FIELD("reference", reference), FIELD("transactionId", transaction_id),
+    FIELD("merchant", merchant), FIELD("owner", owner), FIELD("acquirerRoute", acquirer_route),
+    FIELD("fingerprint", fingerprint), FIELD("callbackUrl", callback_url), FIELD("card", card),
+    FIELD("tid", tid), FIELD("nsu", nsu), FIELD("authorizationId", authorization_id),
     FIELD("acquirer", acquirer), FIELD("response", response), FIELD("acquirerRevision", acquirer_revision),
     FIELD("callbacks", callbacks), FIELD("document", document), FIELD("posPhase", pos_phase),
     FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
-    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until), FIELD("cancellationId", cancellation_id),
-    FIELD("watchUntil", watch_until));
+    FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until),
+    FIELD("cancellationId", cancellation_id), FIELD("watchUntil", watch_until));
 
 #undef FIELD
 

@@ -50,7 +50,8 @@ actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n, const std::
   // Adyen sends an event again until it hears [accepted]: the same event has the same id. It
   // is scoped to the payment the item names, which only its owner's path may reach (the
   // sender below): nobody else's item can take the id first and make this one a duplicate.
-  event.event_id = "adyen/" + n.merchant_reference + "/" + n.psp_reference + "/" + n.event_code + "/" + n.success;
+  event.event_id =
+      "adyen/" + n.merchant_reference + "/" + n.psp_reference + "/" + n.event_code + "/" + n.success;
   event.sender = merchant;
   event.sender_route = config::named_route(entry.name);
   event.body_hash = crypto::to_hex(crypto::sha256(acquirer::adyen_signing_payload(n)));
@@ -106,7 +107,8 @@ struct Tally {
     }
     if (conflicts > 0) {
       metrics::count_webhook("conflict");
-      return respond(http::problem(409, "Conflict", "an item differs from the one recorded under the same event"));
+      return respond(
+          http::problem(409, "Conflict", "an item differs from the one recorded under the same event"));
     }
     respond(http::Response(200, "[accepted]", "text/plain"));
   }

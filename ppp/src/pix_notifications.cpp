@@ -70,7 +70,8 @@ Result<std::vector<PixHint>> read_pix_notification(std::string_view body) {
       continue;  // no txid (not a charge's) or a malformed one
     }
     const JsonValue* returned = pix.find("devolucoes");
-    bool devolucoes = returned != nullptr && returned->type() == JsonValue::Type::kArray && !returned->items().empty();
+    bool devolucoes =
+        returned != nullptr && returned->type() == JsonValue::Type::kArray && !returned->items().empty();
     if (auto named = seen.find(txid); named != seen.end()) {
       hints[named->second].devolucoes |= devolucoes;  // named twice: one hint
       continue;
@@ -95,7 +96,8 @@ void confirm_pix_notification(actors::PaymentService& service, const std::string
     if (hint.devolucoes) {
       service.resume_refunds_by_reference(reference, merchant);
     }
-    service.hint_by_reference(std::move(reference), merchant, [tally](actors::Reply reply) { tally->add(reply); });
+    service.hint_by_reference(std::move(reference), merchant,
+                              [tally](actors::Reply reply) { tally->add(reply); });
   }
 }
 

@@ -6,6 +6,7 @@
 #include "idempay/acquirers/boleto.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/timestamps.hpp"
+#include "idempay/domain/records.hpp"
 #include "idempay/http/client.hpp"
 #include "idempay/protocol/methods.hpp"
 
@@ -82,8 +83,6 @@ namespace {
 
 constexpr const char* kAcquirerName = "Adyen";
 constexpr int64_t kDay = 86'400;
-
-bool is_boleto(const std::string& method) { return ppp::method_family(method) == ppp::MethodFamily::kBankInvoice; }
 // The first answer and a notification's final outcome: the core applies a newer one only.
 constexpr int64_t kPendingRevision = 1;
 constexpr int64_t kFinalRevision = 2;
@@ -102,9 +101,10 @@ Authorization outcome(AuthorizationStatus status, std::string tid, std::string c
   return a;
 }
 
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+using domain::now_unix_ms;
+
+bool is_boleto(const std::string& method) {
+  return ppp::method_family(method) == ppp::MethodFamily::kBankInvoice;
 }
 
 // When a voucher stops being payable: Adyen's expiresAt, with its offset or, as Adyen writes a
@@ -195,7 +195,8 @@ public:
   }
   // A boleto's outcome not heard: the gateway's retry sends it again, under the same key and in
   // the same bytes, and Adyen answers with the boleto it issued the first time (if any).
-  void status_of(std::string key, const std::string& payment_method, Callback<std::optional<Authorization>> done) override {
+  void status_of(std::string key, const std::string& payment_method,
+                 Callback<std::optional<Authorization>> done) override {
     if (is_boleto(payment_method)) {
       return done(std::optional<Authorization>());
     }

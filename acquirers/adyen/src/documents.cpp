@@ -136,8 +136,8 @@ std::string payment_request(const AuthorizeCall& call, int64_t minor_units, cons
   return std::move(w).take();
 }
 
-Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_units, const AdyenOptions& options,
-                                   int64_t due_unix_ms) {
+Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_units,
+                                   const AdyenOptions& options, int64_t due_unix_ms) {
   const ppp::Buyer& b = call.order.buyer;
   const ppp::Address& a = call.order.billing_address;
   std::string document = b.is_corporate && !b.corporate_document.empty() ? b.corporate_document : b.document;
@@ -149,11 +149,14 @@ Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_unit
   }
   bool digits = !document.empty() && document.find_first_not_of("0123456789") == std::string::npos;
   if (first.empty() || last.empty() || !digits || (document.size() != 11 && document.size() != 14)) {
-    return make_error(ErrorCode::kInvalidArgument, "a boleto needs the buyer's first and last name and CPF (11 digits) or CNPJ (14)");
-  }
-  if (alpha2(a.country) != "BR" || a.street.empty() || a.city.empty() || a.postal_code.empty() || a.state.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "a boleto needs the buyer's billing address in Brazil: street, city, postal code and state");
+                      "a boleto needs the buyer's first and last name and CPF (11 digits) or CNPJ (14)");
+  }
+  if (alpha2(a.country) != "BR" || a.street.empty() || a.city.empty() || a.postal_code.empty()
+      || a.state.empty()) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        "a boleto needs the buyer's billing address in Brazil: street, city, postal code and state");
   }
   JsonWriter w;
   w.begin_object();
@@ -167,7 +170,8 @@ Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_unit
   if (!b.email.empty()) {
     w.key("shopperEmail").string(b.email);
   }
-  w.key("shopperName").begin_object().key("firstName").string(first.substr(0, 80)).key("lastName").string(last.substr(0, 80));
+  w.key("shopperName").begin_object();
+  w.key("firstName").string(first.substr(0, 80)).key("lastName").string(last.substr(0, 80));
   w.end_object();
   w.key("socialSecurityNumber").string(document);
   w.end_object();

@@ -18,8 +18,8 @@ std::string payment_request(const AuthorizeCall& call, int64_t minor_units, cons
 /// A PaymentRequest for a boleto (`boletobancario`), due at `due_unix_ms` (sent as deliverAt):
 /// the buyer's name, CPF or CNPJ and billing address, which a boleto must carry;
 /// kInvalidArgument naming what the order lacks. The same call and due date, the same bytes.
-Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_units, const AdyenOptions& options,
-                                   int64_t due_unix_ms);
+Result<std::string> boleto_request(const AuthorizeCall& call, int64_t minor_units,
+                                   const AdyenOptions& options, int64_t due_unix_ms);
 
 struct PaymentResult {
   std::string result_code;
@@ -31,7 +31,7 @@ struct PaymentResult {
   std::string redirect_method;  ///< action.method
   std::string action_type;      ///< action.type: redirect, voucher...
   std::string voucher_url;      ///< a voucher's downloadUrl (a boleto's page)
-  std::string voucher_reference;  ///< a voucher's reference (a boleto's typeable line)
+  std::string voucher_reference;   ///< a voucher's reference (a boleto's typeable line)
   std::string voucher_expires_at;  ///< a voucher's expiresAt
 };
 Result<PaymentResult> read_payment_response(std::string_view body);

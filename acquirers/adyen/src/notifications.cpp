@@ -43,9 +43,10 @@ std::string auth_code_in_reason(std::string_view reason) {
   std::string_view last4 = reason.substr(first + 1, second - first - 1);
   std::string_view expiry = reason.substr(second + 1);
   auto all = [](std::string_view s, auto pred) { return std::all_of(s.begin(), s.end(), pred); };
-  bool shaped = !code.empty() && code.size() <= 20 && all(code, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }) &&
-                last4.size() == 4 && all(last4, [](char c) { return c >= '0' && c <= '9'; }) &&
-                expiry.find('/') != std::string_view::npos && expiry.size() <= 7;
+  bool shaped = !code.empty() && code.size() <= 20
+                && all(code, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); })
+                && last4.size() == 4 && all(last4, [](char c) { return c >= '0' && c <= '9'; })
+                && expiry.find('/') != std::string_view::npos && expiry.size() <= 7;
   return shaped ? std::string(code) : std::string();
 }
 

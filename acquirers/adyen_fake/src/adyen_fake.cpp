@@ -29,8 +29,18 @@ int64_t now_ms() {
 }
 
 namespace route {
-enum : int { kPayments, kCapture, kRefund, kCancel, kCancelByReference, kFailNext, kNotifyTo, kLedger, kPayBoleto,
-             kExpireBoleto };
+enum : int {
+  kPayments,
+  kCapture,
+  kRefund,
+  kCancel,
+  kCancelByReference,
+  kFailNext,
+  kNotifyTo,
+  kLedger,
+  kPayBoleto,
+  kExpireBoleto
+};
 }
 
 std::vector<http::Route> routes() {
@@ -63,7 +73,8 @@ struct FakePayment {
   std::string currency;
   int64_t amount = 0;          ///< minor units
   std::string method = "visa";  ///< the notification's paymentMethod: a card's brand, or boletobancario
-  std::string status;          ///< Authorised, Refused, Received, RedirectShopper, PresentToShopper (a boleto), Expired, Cancelled
+  std::string status;  ///< Authorised, Refused, Received, RedirectShopper, PresentToShopper (a boleto),
+                       ///< Expired, Cancelled
   std::string final_status;    ///< what a Received or RedirectShopper payment becomes
   int64_t captured = 0;
   int64_t refunded = 0;
@@ -272,8 +283,8 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
   p.authorisations = rule.status == "Authorised" ? 1 : 0;
   std::string number = method->string_or("number");
   p.auth_code = p.psp_reference.substr(10, 6);
-  p.card_reason = p.auth_code + ":" + (number.size() >= 4 ? number.substr(number.size() - 4) : "0000") + ":" +
-                  method->string_or("expiryMonth") + "/" + method->string_or("expiryYear");
+  p.card_reason = p.auth_code + ":" + (number.size() >= 4 ? number.substr(number.size() - 4) : "0000") + ":"
+                  + method->string_or("expiryMonth") + "/" + method->string_or("expiryYear");
   JsonWriter w;
   w.begin_object();
   if (rule.status == "Authorised") {
@@ -295,7 +306,9 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
   bool decided = rule.status == "Authorised" || rule.status == "Refused";
   bool authorised = decided ? rule.status == "Authorised" : rule.final_status == "Authorised";
   std::string notice = notification(p, "AUTHORISATION", authorised, p.psp_reference, "", p.amount,
-                                    authorised ? p.card_reason : decided ? rule.refusal_reason : "Refused");
+                                    authorised ? p.card_reason
+                                    : decided  ? rule.refusal_reason
+                                               : "Refused");
   notices.emplace_back(decided ? "now" : "later", std::move(notice));
   if (!decided) {
     notices.emplace_back("decide", p.psp_reference);
@@ -308,20 +321,24 @@ http::Response AdyenFake::State::pay(const JsonValue& body, std::vector<std::pai
 // A boleto: the buyer's name, CPF or CNPJ and billing address in Brazil required, as Adyen's
 // boleto page asks; answered PresentToShopper with a voucher action (its page, its typeable
 // line, its expiry at deliverAt). Pending until paid or expired (/fake/pay, /fake/expire).
-http::Response AdyenFake::State::issue_boleto(const JsonValue& body, const std::string& account, const JsonValue& amount) {
+http::Response AdyenFake::State::issue_boleto(const JsonValue& body, const std::string& account,
+                                              const JsonValue& amount) {
   const JsonValue* name = body.find("shopperName");
   const JsonValue* address = body.find("billingAddress");
   std::string document = body.string_or("socialSecurityNumber");
-  bool named = name != nullptr && !name->string_or("firstName").empty() && !name->string_or("lastName").empty();
+  bool named =
+      name != nullptr && !name->string_or("firstName").empty() && !name->string_or("lastName").empty();
   bool located = address != nullptr && address->string_or("country") == "BR";
   for (const char* field : {"street", "houseNumberOrName", "city", "postalCode", "stateOrProvince"}) {
     located = located && !address->string_or(field).empty();
   }
-  bool cpf_or_cnpj = (document.size() == 11 || document.size() == 14) &&
-                     document.find_first_not_of("0123456789") == std::string::npos;
+  bool cpf_or_cnpj = (document.size() == 11 || document.size() == 14)
+                     && document.find_first_not_of("0123456789") == std::string::npos;
   if (!named || !located || !cpf_or_cnpj || amount.string_or("currency") != "BRL") {
-    return service_error(422, "000", "boletobancario: shopperName, socialSecurityNumber (CPF or CNPJ), a billingAddress "
-                                     "in BR and an amount in BRL are required", "validation");
+    return service_error(422, "000",
+                         "boletobancario: shopperName, socialSecurityNumber (CPF or CNPJ), a billingAddress "
+                         "in BR and an amount in BRL are required",
+                         "validation");
   }
   int64_t now = now_ms();
   auto due = parse_rfc3339(body.string_or("deliverAt"));
@@ -348,9 +365,21 @@ http::Response AdyenFake::State::issue_boleto(const JsonValue& body, const std::
   w.begin_object().key("action").begin_object();
   w.key("downloadUrl").string("https://test.adyen.com/hpp/generationBoleto.shtml?data=" + p.psp_reference);
   w.key("expiresAt").string(expires_at);
-  w.key("initialAmount").begin_object().key("currency").string("BRL").key("value").number(p.amount).end_object();
+  w.key("initialAmount")
+      .begin_object()
+      .key("currency")
+      .string("BRL")
+      .key("value")
+      .number(p.amount)
+      .end_object();
   w.key("paymentMethodType").string("boletobancario").key("reference").string(boleto->line_formatted);
-  w.key("totalAmount").begin_object().key("currency").string("BRL").key("value").number(p.amount).end_object();
+  w.key("totalAmount")
+      .begin_object()
+      .key("currency")
+      .string("BRL")
+      .key("value")
+      .number(p.amount)
+      .end_object();
   w.key("type").string("voucher").end_object();
   w.key("merchantReference").string(p.reference).key("pspReference").string(p.psp_reference);
   w.key("resultCode").string("PresentToShopper").end_object();
@@ -474,7 +503,12 @@ std::string AdyenFake::State::ledger() const {
   w.begin_object().key("payments").begin_array();
   for (const auto& [psp, p] : payments) {
     w.begin_object().key("pspReference").string(psp).key("reference").string(p.reference);
-    w.key("merchantAccount").string(p.merchant_account).key("status").string(p.status).key("method").string(p.method);
+    w.key("merchantAccount")
+        .string(p.merchant_account)
+        .key("status")
+        .string(p.status)
+        .key("method")
+        .string(p.method);
     w.key("amount").number(p.amount).key("currency").string(p.currency).key("captured").number(p.captured);
     w.key("refunded").number(p.refunded).key("authorisations").number(p.authorisations);
     w.key("authCode").string(p.auth_code).end_object();

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-
 namespace idempay::acquirer {
 
 int boleto_mod10(std::string_view digits) {
@@ -42,8 +41,8 @@ Boleto boleto_of_barcode(std::string barcode) {
   std::string dv = b.barcode.substr(4, 1);
   std::string f5 = b.barcode.substr(5, 14);
   b.line = f1 + f2 + f3 + dv + f5;
-  b.line_formatted = f1.substr(0, 5) + "." + f1.substr(5) + " " + f2.substr(0, 5) + "." + f2.substr(5) + " " +
-                     f3.substr(0, 5) + "." + f3.substr(5) + " " + dv + " " + f5;
+  b.line_formatted = f1.substr(0, 5) + "." + f1.substr(5) + " " + f2.substr(0, 5) + "." + f2.substr(5) + " "
+                     + f3.substr(0, 5) + "." + f3.substr(5) + " " + dv + " " + f5;
   return b;
 }
 
@@ -86,8 +85,8 @@ Result<Boleto> boleto_from_line(std::string_view printed) {
   }
   // The line is the bar code's fields reordered: bank and currency, the free field in three
   // parts each with its check digit, the bar code's own check digit, due factor and amount.
-  std::string barcode = line.substr(0, 4) + line.substr(32, 1) + line.substr(33, 14) + line.substr(4, 5) +
-                        line.substr(10, 10) + line.substr(21, 10);
+  std::string barcode = line.substr(0, 4) + line.substr(32, 1) + line.substr(33, 14) + line.substr(4, 5)
+                        + line.substr(10, 10) + line.substr(21, 10);
   Boleto b = boleto_of_barcode(barcode);
   if (b.line != line || boleto_mod11(barcode.substr(0, 4) + barcode.substr(5)) != barcode[4] - '0') {
     return make_error(ErrorCode::kInvalidArgument, "a boleto line's check digits do not match");

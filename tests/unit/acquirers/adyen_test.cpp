@@ -73,9 +73,9 @@ TEST(AdyenNotificationTest, ItemsAreReadBoundedAndMalformedOnesRefused) {
 // (authCode:last4:expiry); additionalData.authCode only when the account is set to send it.
 TEST(AdyenNotificationTest, TheAuthorisationCodeIsReadFromTheReasonAsDocumented) {
   auto item = [](std::string_view reason, std::string_view success, std::string_view extra) {
-    std::string body = R"({"notificationItems":[{"NotificationRequestItem":{"additionalData":{)" + std::string(extra) +
-                       R"(},"eventCode":"AUTHORISATION","pspReference":"P","reason":")" + std::string(reason) +
-                       R"(","success":")" + std::string(success) + R"("}}]})";
+    std::string body = R"({"notificationItems":[{"NotificationRequestItem":{"additionalData":{)"
+                       + std::string(extra) + R"(},"eventCode":"AUTHORISATION","pspReference":"P","reason":")"
+                       + std::string(reason) + R"(","success":")" + std::string(success) + R"("}}]})";
     auto read = read_adyen_notifications(body);
     EXPECT_TRUE(read) << body;
     return read ? (*read)[0].auth_code : std::string("?");
@@ -150,7 +150,7 @@ protected:
   }
   Result<OperationOutcome> operate(ppp::OperationKind kind, const std::string& key, const std::string& payment,
                                    const std::string& tid, Cents amount) {
-    OperationCall c{kind, key, payment, tid, amount, {}, "BRL"};
+    OperationCall c{kind, key, payment, tid, amount, {}, "BRL", "Visa", true};
     return wait<OperationOutcome>([&](auto cb) { adapter_->operate(c, cb); });
   }
   JsonValue ledger() const { return JsonValue::parse(fake_->ledger_json()).value(); }

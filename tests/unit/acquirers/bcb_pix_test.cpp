@@ -74,7 +74,7 @@ protected:
   }
 
   OperationOutcome operate(ppp::OperationKind kind, const std::string& payment, const std::string& request, Cents amount) {
-    OperationCall call{kind, request, payment, pix_txid(payment), amount, {}, "BRL"};
+    OperationCall call{kind, request, payment, pix_txid(payment), amount, {}, "BRL", "Pix", true};
     return wait<OperationOutcome>([&](auto cb) { adapter_->operate(call, cb); }).value();
   }
 

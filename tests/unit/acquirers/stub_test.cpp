@@ -68,7 +68,7 @@ TEST(StubAcquirerTest, OperationsKeepTheirInvariants) {
   StubAcquirer stub;
   authorize(stub, call("p", "4444333322221111", 1000));
   auto op = [&](ppp::OperationKind kind, std::string key, Cents amount) {
-    return wait<OperationOutcome>([&](auto cb) { stub.operate(OperationCall{kind, key, "p", "", amount, {}, "BRL"}, cb); }).value();
+    return wait<OperationOutcome>([&](auto cb) { stub.operate(OperationCall{kind, key, "p", "", amount, {}, "BRL", "Visa", true}, cb); }).value();
   };
   EXPECT_TRUE(op(ppp::OperationKind::kSettle, "s1", 600).succeeded);
   EXPECT_FALSE(op(ppp::OperationKind::kSettle, "s2", 401).succeeded);
@@ -97,7 +97,7 @@ TEST(StubServerTest, HttpClientAndServerAgree) {
   auto missing = wait<std::optional<Authorization>>([&](auto cb) { remote->status("none", cb); }).value();
   EXPECT_FALSE(missing);
   auto settle = wait<OperationOutcome>([&](auto cb) {
-    remote->operate(OperationCall{ppp::OperationKind::kSettle, "s", "h", a.tid, 500, {}, "BRL"}, cb);
+    remote->operate(OperationCall{ppp::OperationKind::kSettle, "s", "h", a.tid, 500, {}, "BRL", "Visa", true}, cb);
   }).value();
   EXPECT_TRUE(settle.succeeded);
   EXPECT_EQ(settle.amount, 500);

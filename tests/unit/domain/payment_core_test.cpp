@@ -814,7 +814,9 @@ TEST(PaymentCoreTest, ANotificationReachesOnlyPaymentsCreatedThroughItsPath) {
   struct Case {
     std::string sender, route;
     bool reaches;
-  } cases[] = {{kMerchant, "@cards", true}, {kOther, "@cards", false}, {kMerchant, "@other-cards", false},
+  } cases[] = {{kMerchant, "@cards", true},
+               {kOther, "@cards", false},
+               {kMerchant, "@other-cards", false},
                {"", "", true}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.sender + " " + c.route);
@@ -841,7 +843,8 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
   for (auto state : kAllStates) {
     SCOPED_TRACE(std::string(to_string(state)));
     Payment p = payment_in(state);
-    EXPECT_EQ(answer_refresh_now(p, kOther, Asker::kMerchant, config())->answer->body, unknown_payment("pay-1").body);
+    EXPECT_EQ(answer_refresh_now(p, kOther, Asker::kMerchant, config())->answer->body,
+              unknown_payment("pay-1").body);
     EXPECT_FALSE(answer_refresh_now(p, kMerchant, Asker::kMerchant, config()));
     Decision d = start_refresh(p);
     if (state == PaymentState::kUndefined) {
@@ -856,7 +859,8 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
       EXPECT_EQ(d.answer->body, p.record->response);
     }
   }
-  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, Asker::kMerchant, config())->answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, Asker::kMerchant, config())->answer->outcome,
+            Outcome::kNotFound);
 }
 
 // Who asks decides what is noted: a merchant asking for another's payment is recorded in that
@@ -874,7 +878,8 @@ TEST(PaymentCoreTest, ARefreshNotesOnlyAnAuthenticatedMerchantAsItsActor) {
   EXPECT_EQ(by_hint->answer->outcome, Outcome::kNotFound);
   EXPECT_FALSE(answer_refresh_now(p, kMerchant, Asker::kHint, config()));
   EXPECT_FALSE(answer_refresh_now(p, "", Asker::kConnector, config()));
-  EXPECT_EQ(answer_refresh_now(no_payment(), "", Asker::kConnector, config())->answer->outcome, Outcome::kNotFound);
+  EXPECT_EQ(answer_refresh_now(no_payment(), "", Asker::kConnector, config())->answer->outcome,
+            Outcome::kNotFound);
 }
 
 // Payments stored before owners were recorded belong to the legacy owner.

@@ -24,8 +24,8 @@ struct Space {
 
 /// The names of the keyspaces above, in their order: what every store of the connector opens.
 inline storage::KeyspaceNames keyspace_names() {
-  return {"payments",  "operations", "idempotency", "inbox",    "outbox",     "dead_letters",
-          "audit",     "meta",       "recovery",    "references", "watches"};
+  return {"payments", "operations", "idempotency", "inbox",      "outbox", "dead_letters",
+          "audit",    "meta",       "recovery",    "references", "watches"};
 }
 
 /// The keyspaces whose point reads only look up keys that exist: an audit chain's head is

@@ -329,8 +329,8 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
 
 /// Who asks for a payment's status to be looked up again.
 enum class Asker : uint8_t {
-  kMerchant,   ///< the payment's merchant, authenticated (the PPP inbound route)
-  kHint,       ///< an acquirer's notification that names the merchant only in its path, unauthenticated (API Pix)
+  kMerchant,  ///< the payment's merchant, authenticated (the PPP inbound route)
+  kHint,  ///< an acquirer's notification that names the merchant only in its path, unauthenticated (API Pix)
   kConnector,  ///< the connector itself (a look after a refused cancel, the polling of a pending payment)
 };
 
