@@ -1,5 +1,6 @@
-// idempay: the payment connector (`serve`), its acquirer stub (`acquirer-stub`) and the
-// operators' tools; each subcommand adds its own options (app/serve_options.cpp, cli/).
+// idempay: the payment connector (`serve`) and the operators' tools; each subcommand adds its
+// own options (app/serve_options.cpp, cli/). The acquirers that move no money are
+// idempay-sandbox's (sandbox/).
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
@@ -27,10 +28,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   root.add_option("--log-level", log_level, "trace, debug, info, warn or error")->envname("IDEMPAY_LOG_LEVEL");
 
-  const cli::Command commands[] = {app::add_serve(root),      cli::add_acquirer_stub(root), cli::add_deliveries(root),
-                                   cli::add_inspect(root),    cli::add_audit(root),         cli::add_migrate(root),
-                                   cli::add_copy_store(root), cli::add_pix_psp(root), cli::add_pix_webhook(root),
-                                   cli::add_adyen_fake(root)};
+  const cli::Command commands[] = {app::add_serve(root),   cli::add_deliveries(root), cli::add_inspect(root),
+                                   cli::add_audit(root),   cli::add_migrate(root),    cli::add_copy_store(root),
+                                   cli::add_pix_webhook(root)};
   CLI11_PARSE(root, argc, argv);
   cli::configure_logging(log_format, log_level);
   for (const auto& command : commands) {

@@ -10,9 +10,10 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
   settle     settlements with new requestIds over 1,000 approved payments
   half       Create Payment paced at half the create rate: the latency a loaded service shows
   latency    Create Payment with the stub at 100 ms latency and 1,000 connections
-  acquirers  Pix Create Payment through the API Pix adapter against the fake PSP (idempay
-             pix-psp), card and boleto Create Payment through the Adyen adapter against the fake
-             Adyen (idempay adyen-fake, its notifications taken too), next to the in-process stub
+  acquirers  Pix Create Payment through the API Pix adapter against the fake PSP
+             (idempay-sandbox pix-psp), card and boleto Create Payment through the Adyen adapter
+             against the fake Adyen (idempay-sandbox adyen-fake, its notifications taken too), next
+             to the in-process stub
   webhooks   signed acquirer webhooks approving pending payments, each verified and applied
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
@@ -60,6 +61,11 @@ PENDING_CARD = "4222222222222224"
 os.environ.setdefault("IDEMPAY_CALLBACK_ALLOWED_HOSTS", "gateway.example,127.0.0.1")
 # All load comes from one address (loopback); the latency scenario opens 1,000 connections.
 os.environ.setdefault("IDEMPAY_MAX_CONNECTIONS_PER_SOURCE", "100000")
+
+
+def sandbox_of(binary):
+    """idempay-sandbox (the stub as a server, the fakes), built next to the connector's binary."""
+    return pathlib.Path(binary).parent / "idempay-sandbox"
 
 
 def free_port():
@@ -478,9 +484,9 @@ def acquirer_rounds(binary, work, opts, runs):
     (work / "adyen-key").write_text("bench-adyen-key\n")
     (work / "adyen-hmac").write_text(hmac_key + "\n")
     psp_port, adyen_port = free_port(), free_port()
-    psp = Process([str(binary), "pix-psp", "--plain-listen", f"127.0.0.1:{psp_port}", "--client-secret-file",
+    psp = Process([str(sandbox_of(binary)), "pix-psp", "--plain-listen", f"127.0.0.1:{psp_port}", "--client-secret-file",
                    str(secret)], work / "pix-psp.log", psp_port)
-    adyen = Process([str(binary), "adyen-fake", "--listen", f"127.0.0.1:{adyen_port}", "--api-key-file",
+    adyen = Process([str(sandbox_of(binary)), "adyen-fake", "--listen", f"127.0.0.1:{adyen_port}", "--api-key-file",
                      str(work / "adyen-key"), "--hmac-key-file", str(work / "adyen-hmac")], work / "adyen-fake.log",
                     adyen_port)
     base = f"http://127.0.0.1:{psp_port}"
@@ -572,7 +578,7 @@ def memory_rounds(binary, work, opts, extra):
     stored, with the out-of-process stub; RSS and disk per payment at the end, and the create
     rate of each chunk as the store grows."""
     stub_port = free_port()
-    stub = Process([str(binary), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "stub.log", stub_port)
+    stub = Process([str(sandbox_of(binary)), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "stub.log", stub_port)
     server = Idempay(binary, work, "memory", ["--acquirer", f"http://127.0.0.1:{stub_port}"])
     stored, chunks, r = 0, [], 0
     while stored < opts.memory_payments:
@@ -648,7 +654,7 @@ def sustained_rounds(binary, work, opts, extra):
     stub = None
     if opts.sustained_external_stub:  # so that the RSS is the connector's alone, without the stub's ledger
         stub_port = free_port()
-        stub = Process([str(binary), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "sustained-stub.log",
+        stub = Process([str(sandbox_of(binary)), "acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], work / "sustained-stub.log",
                        stub_port)
     scenarios = (("create", "create_distinct.lua", lambda w: [f"run=sc{w}", "body=full"]),
                  ("mix", "gateway_mix.lua", lambda w: [f"run=sm{w}"]))

@@ -9,7 +9,7 @@ scripts/install-deps.sh test
 binary=${IDEMPAY_BENCH_BINARY:-}
 if [ -z "$binary" ]; then
   cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEMPAY_BUILD_TESTS=OFF >/dev/null
-  cmake --build build-bench --target idempay protocol_bench preload >/dev/null
+  cmake --build build-bench --target idempay idempay-sandbox protocol_bench preload >/dev/null
   binary=build-bench/idempay
 fi
 python3 bench/harness.py --binary "$binary" "$@"

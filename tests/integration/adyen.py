@@ -1,4 +1,4 @@
-"""What the Adyen tests share: the fake Adyen (`idempay adyen-fake`), Stoplight Prism validating
+"""What the Adyen tests share: the fake Adyen (`idempay-sandbox adyen-fake`), Stoplight Prism validating
 against Adyen's published Checkout API document, a merchant whose cards go through both, an
 independent HMAC signer (Adyen's documented scheme, written here from its documentation) and
 a validator of notifications against the published Webhooks document."""
@@ -10,7 +10,7 @@ import pathlib
 
 import jsonschema
 
-from conftest import APP_KEY, APP_TOKEN, Process, request
+from conftest import APP_KEY, APP_TOKEN, SANDBOX, Process, request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "adyen"
@@ -32,7 +32,7 @@ def start_fake(base_dir, name, *args):
     delay = [] if "--pending-delay-ms" in args else ["--pending-delay-ms", "300"]
     fake = Process(["adyen-fake", "--listen", "127.0.0.1:0", "--api-key-file", str(key), "--hmac-key-file",
                     str(hmac_file), "--merchant-account", ACCOUNT, *delay, *args],
-                   base_dir / f"{name}-adyen-fake.log")
+                   base_dir / f"{name}-adyen-fake.log", program=SANDBOX)
     fake.url = f"http://127.0.0.1:{fake.port}"
     return fake
 

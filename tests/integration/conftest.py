@@ -12,6 +12,9 @@ import http.client
 import pytest
 
 BIN = os.path.abspath(os.environ.get("IDEMPAY_BIN", "build/idempay"))
+# The acquirers that move no money (the stub as a server, the fake PSP, the fake Adyen): a
+# binary of their own, next to the connector's.
+SANDBOX = os.path.abspath(os.environ.get("IDEMPAY_SANDBOX_BIN", os.path.join(os.path.dirname(BIN), "idempay-sandbox")))
 SPEC = os.environ.get("IDEMPAY_SPEC", "tests/data/ppp-openapi.json")
 # Every card number any test sends; none may ever reach a data directory or a log (G6).
 TEST_CARDS = ["4444333322221111", "4444333322221112", "4222222222222224", "4222222222222225",
@@ -24,9 +27,10 @@ LISTEN_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 
 
 class Process:
-    """A child process whose stderr goes to a log file; `port` is read from that log."""
+    """A child process of `program` (the connector's binary, or SANDBOX) whose stderr goes to a
+    log file; `port` is read from that log."""
 
-    def __init__(self, args, log_path, env=None, nofile=None, cwd=None):
+    def __init__(self, args, log_path, env=None, nofile=None, cwd=None, program=BIN):
         self.args, self.log_path = args, log_path
         self.log = open(log_path, "ab")
         self.log_offset = self.log.tell()  # a restart appends: look only at what follows
@@ -35,7 +39,7 @@ class Process:
             import resource
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-        self.proc = subprocess.Popen([BIN] + args, stdout=self.log, stderr=self.log,
+        self.proc = subprocess.Popen([program] + args, stdout=self.log, stderr=self.log,
                                      env=dict(os.environ, **(env or {})),
                                      preexec_fn=limit_descriptors if nofile else None, cwd=cwd)
         self.port = self._wait_for_port()
@@ -180,7 +184,7 @@ def connector(connector_factory):
 def stub_server(base_dir, request):
     name = request.node.name
     process = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "1000"],
-                      base_dir / f"{name}-stub.log")
+                      base_dir / f"{name}-stub.log", program=SANDBOX)
     process.url = f"http://127.0.0.1:{process.port}"
     yield process
     process.terminate()
@@ -193,7 +197,7 @@ def stubs(base_dir, request):
 
     def make(*args):
         p = Process(["acquirer-stub", "--listen", "127.0.0.1:0", *args],
-                    base_dir / f"{request.node.name}-stub{len(made)}.log")
+                    base_dir / f"{request.node.name}-stub{len(made)}.log", program=SANDBOX)
         p.url = f"http://127.0.0.1:{p.port}"
         made.append(p)
         return p
@@ -265,7 +269,7 @@ def webhook_stub_pair(connector_factory, base_dir, request):
     port = free_port()
     stub = Process(["acquirer-stub", "--listen", "127.0.0.1:0", "--pending-delay-ms", "600000",
                     "--webhook-url", f"http://127.0.0.1:{port}/webhooks/acquirer",
-                    "--webhook-secret", ACQUIRER_SECRET], base_dir / f"{request.node.name}-stub.log")
+                    "--webhook-secret", ACQUIRER_SECRET], base_dir / f"{request.node.name}-stub.log", program=SANDBOX)
     c = connector_factory(acquirer=f"http://127.0.0.1:{stub.port}", listen=f"127.0.0.1:{port}",
                           extra_args=CALLBACK_ARGS + ["--acquirer-webhook-secret", ACQUIRER_SECRET])
     yield stub, c

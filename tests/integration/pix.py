@@ -1,5 +1,5 @@
 """What the Pix tests share: a throwaway PKI made with the openssl CLI, the fake PSP
-(`idempay pix-psp`), Stoplight Prism validating against the published API Pix document, and a
+(`idempay-sandbox pix-psp`), Stoplight Prism validating against the published API Pix document, and a
 merchant whose Pix goes to that PSP."""
 import hashlib
 import json
@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from conftest import APP_KEY, APP_TOKEN, Process, free_port, logged_port, request
+from conftest import APP_KEY, APP_TOKEN, SANDBOX, Process, free_port, logged_port, request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SPEC = ROOT / "tests" / "data" / "bcb-pix" / "openapi.yaml"
@@ -67,7 +67,7 @@ def start_psp(base_dir, name, pki=None, mtls=True, *args):
                  "--webhook-ca", pki.path("ca.pem")]
         if mtls:
             argv += ["--client-ca", pki.path("ca.pem")]
-    psp = Process(argv, base_dir / f"{name}-psp.log")
+    psp = Process(argv, base_dir / f"{name}-psp.log", program=SANDBOX)
     psp.url = f"http://127.0.0.1:{psp.port}"
     if pki:
         tls_port = logged_port(psp, rb"pix-psp listening with TLS on [^:]+:(\d+)")

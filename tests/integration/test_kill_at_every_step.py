@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, CALLBACK_ARGS, Process, create_body, free_port, ledger, request
+from conftest import BIN, CALLBACK_ARGS, SANDBOX, Process, create_body, free_port, ledger, request
 from receiver import callback_body
 
 
@@ -164,7 +164,8 @@ def test_acquirer_outage_orphans_then_recovers(connector_factory, base_dir):
     assert request(c.port, "GET", "/manifest", headers={})[0] == 200
     assert time.time() - started < 5
 
-    stub = Process(["acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], base_dir / "outage-stub.log")
+    stub = Process(["acquirer-stub", "--listen", f"127.0.0.1:{stub_port}"], base_dir / "outage-stub.log",
+                   program=SANDBOX)
     try:
         for body in bodies:  # the gateway keeps retrying "undefined" payments
             answer, _ = retry_until_final(c, body)

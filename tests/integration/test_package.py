@@ -16,10 +16,11 @@ import time
 
 import pytest
 
-from conftest import BIN, logged_port, request
+from conftest import BIN, SANDBOX, logged_port, request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEB = os.environ.get("IDEMPAY_DEB", "")
+SANDBOX_DEB = os.environ.get("IDEMPAY_SANDBOX_DEB", "")
 
 
 def serve_options():
@@ -34,6 +35,30 @@ def test_every_serve_option_is_documented():
     man = (ROOT / "deploy" / "idempay.1").read_text().replace("\\-", "-")
     assert [o for o in options if f"`{o}" not in configuration] == []
     assert [o for o in options if o not in man] == []
+
+
+def test_the_connector_links_no_acquirer_that_moves_no_money():
+    """The stub server and the fakes are idempay-sandbox's: the connector's binary has none of
+    their commands, nor any of their code (their routes' text)."""
+    for command in ("acquirer-stub", "pix-psp", "adyen-fake"):
+        refused = subprocess.run([BIN, command], capture_output=True, text=True, timeout=10)
+        assert refused.returncode != 0, (command, refused.stderr)
+    binary, sandbox_binary = pathlib.Path(BIN).read_bytes(), pathlib.Path(SANDBOX).read_bytes()
+    for route in (b"/fake/ledger", b"/fake/pay/", b"/fake/notification-url", b"\0/ledger\0"):
+        assert route in sandbox_binary and route not in binary, route
+    sandbox = subprocess.run([SANDBOX, "--help"], capture_output=True, text=True)
+    assert all(c in sandbox.stdout for c in ("acquirer-stub", "pix-psp", "adyen-fake")), sandbox.stdout
+
+
+@pytest.mark.skipif(not SANDBOX_DEB, reason="IDEMPAY_SANDBOX_DEB is not set: .ci/run builds the packages")
+def test_the_sandbox_is_a_package_of_its_own():
+    contents = subprocess.run(["dpkg-deb", "-c", SANDBOX_DEB], capture_output=True, text=True, check=True).stdout
+    assert "./usr/bin/idempay-sandbox" in contents and "./usr/bin/idempay\n" not in contents
+    info = subprocess.run(["dpkg-deb", "-f", SANDBOX_DEB, "Package"], capture_output=True, text=True).stdout
+    assert info.strip() == "idempay-sandbox"
+    if DEB:
+        server = subprocess.run(["dpkg-deb", "-c", DEB], capture_output=True, text=True, check=True).stdout
+        assert "idempay-sandbox" not in server
 
 
 def unit_settings(unit):

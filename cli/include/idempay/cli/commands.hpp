@@ -1,7 +1,8 @@
 #pragma once
-// The command line's subcommands besides `serve` (app/): the acquirer stub as a server, and
-// the operators' tools over a connector's store. Each adds its own options to the command
-// line and says how it runs; main() runs the one that was named.
+// The command line's subcommands besides `serve` (app/): the operators' tools over a
+// connector's store and the Pix webhook's registration. Each adds its own options to the
+// command line and says how it runs; main() runs the one that was named. (The acquirers that
+// move no money are idempay-sandbox's: sandbox/.)
 #include <functional>
 
 #include <CLI/CLI.hpp>
@@ -14,8 +15,6 @@ struct Command {
   std::function<int()> run;
 };
 
-/// `idempay acquirer-stub`: the deterministic acquirer stub as its own HTTP server.
-Command add_acquirer_stub(CLI::App& root);
 /// `idempay deliveries list|replay`: callback deliveries and dead letters.
 Command add_deliveries(CLI::App& root);
 /// `idempay inspect PAYMENT_ID`: a payment's whole story.
@@ -26,10 +25,6 @@ Command add_audit(CLI::App& root);
 Command add_migrate(CLI::App& root);
 /// `idempay copy-store --from URI --to URI`: a stopped connector's store into an empty one.
 Command add_copy_store(CLI::App& root);
-/// `idempay pix-psp`: a fake API Pix PSP, for tests and local trials.
-Command add_pix_psp(CLI::App& root);
-/// `idempay adyen-fake`: a fake Adyen Checkout API, for tests and local trials.
-Command add_adyen_fake(CLI::App& root);
 /// `idempay pix-webhook register|show|delete`: where an API Pix PSP sends its notifications.
 Command add_pix_webhook(CLI::App& root);
 

@@ -1,6 +1,6 @@
 #pragma once
 // A fake Adyen: a stateful implementation of the Checkout API subset idempay's adapter uses
-// (docs/acquirers.md), for tests and for trying the whole flow locally (`idempay adyen-fake`).
+// (docs/acquirers.md), for tests and for trying the whole flow locally (`idempay-sandbox adyen-fake`).
 // X-API-Key; POST /payments under an Idempotency-Key (the first answer replayed, another body
 // under a used key refused with errorCode 704, as the API does); captures, refunds and cancels
 // answered "received" and carried out afterwards; a signed standard notification for every

@@ -1,6 +1,6 @@
 #pragma once
 // A fake Pix PSP: a stateful implementation of the API Pix subset idempay's adapter uses
-// (docs/acquirers.md), for tests and for trying the whole flow locally (`idempay pix-psp`).
+// (docs/acquirers.md), for tests and for trying the whole flow locally (`idempay-sandbox pix-psp`).
 // OAuth2 client credentials; immediate charges (PUT, GET, PATCH /cob/{txid}, upserted only
 // while ATIVA); Pix received by a trigger, refused once a charge has expired; devolucoes with
 // the document's rules (ids never reused, the total bounded by the Pix, 90 days); notification

@@ -1,13 +1,17 @@
-// `idempay acquirer-stub`: the deterministic acquirer stub as its own HTTP server, speaking
+// `idempay-sandbox acquirer-stub`: the deterministic acquirer stub as its own HTTP server, speaking
 // idempay's acquirer protocol, with a ledger, a trigger and signed outcome webhooks.
 #include <spdlog/spdlog.h>
 
 #include "idempay/acquirers/stub_server.hpp"
 #include "idempay/base/webhooks.hpp"
-#include "idempay/cli/commands.hpp"
+#include "commands.hpp"
 #include "idempay/cli/process.hpp"
 
-namespace idempay::cli {
+namespace idempay::sandbox {
+
+using cli::Command;
+using cli::split_host_port;
+using cli::wait_for_termination_signal;
 
 namespace {
 
@@ -85,4 +89,4 @@ Command add_acquirer_stub(CLI::App& root) {
   return {st, [config] { return run(*config); }};
 }
 
-}  // namespace idempay::cli
+}  // namespace idempay::sandbox

@@ -1,14 +1,18 @@
-// `idempay adyen-fake`: the fake Adyen Checkout API as its own HTTP server, to try the whole
+// `idempay-sandbox adyen-fake`: the fake Adyen Checkout API as its own HTTP server, to try the whole
 // card flow locally and to test the adyen adapter: payments under Idempotency-Keys, captures,
 // refunds and cancels carried out afterwards, signed notifications, and a ledger.
 #include <spdlog/spdlog.h>
 
 #include "idempay/acquirers/adyen_fake.hpp"
-#include "idempay/cli/commands.hpp"
+#include "commands.hpp"
 #include "idempay/cli/process.hpp"
 #include "idempay/config/private_files.hpp"
 
-namespace idempay::cli {
+namespace idempay::sandbox {
+
+using cli::Command;
+using cli::split_host_port;
+using cli::wait_for_termination_signal;
 
 namespace {
 
@@ -85,4 +89,4 @@ Command add_adyen_fake(CLI::App& root) {
   return {c, [config] { return run(*config); }};
 }
 
-}  // namespace idempay::cli
+}  // namespace idempay::sandbox

@@ -1,14 +1,18 @@
-// `idempay pix-psp`: the fake API Pix PSP as its own HTTPS (or HTTP) server, to try the whole
+// `idempay-sandbox pix-psp`: the fake API Pix PSP as its own HTTPS (or HTTP) server, to try the whole
 // Pix flow locally and to test the bcb-pix adapter: OAuth2, mutual TLS, charges, a trigger
 // that pays them, devolucoes, notifications, and a ledger.
 #include <spdlog/spdlog.h>
 
 #include "idempay/acquirers/pix_psp.hpp"
-#include "idempay/cli/commands.hpp"
+#include "commands.hpp"
 #include "idempay/cli/process.hpp"
 #include "idempay/config/private_files.hpp"
 
-namespace idempay::cli {
+namespace idempay::sandbox {
+
+using cli::Command;
+using cli::split_host_port;
+using cli::wait_for_termination_signal;
 
 namespace {
 
@@ -109,4 +113,4 @@ Command add_pix_psp(CLI::App& root) {
   return {c, [config] { return run(*config); }};
 }
 
-}  // namespace idempay::cli
+}  // namespace idempay::sandbox

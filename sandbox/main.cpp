@@ -1,0 +1,34 @@
+// idempay-sandbox: acquirers that move no money — the deterministic stub as a server, a fake API
+// Pix PSP and a fake Adyen — for tests and for trying the connector locally. A binary (and a
+// package) of its own: the connector's binary links none of them.
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+
+#include "idempay/cli/process.hpp"
+#include "src/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace idempay;
+  cli::block_service_signals();
+  ::umask(077);
+
+  CLI::App root{"idempay-sandbox: acquirers that move no money, for tests and local trials of idempay"};
+  root.set_version_flag("--version", std::string("idempay-sandbox ") + IDEMPAY_VERSION + " (commit " + IDEMPAY_COMMIT + ")");
+  root.require_subcommand(1);
+  std::string log_format = "text";
+  std::string log_level = "info";
+  root.add_option("--log-format", log_format, "text or json")->envname("IDEMPAY_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}));
+  root.add_option("--log-level", log_level, "trace, debug, info, warn or error")->envname("IDEMPAY_LOG_LEVEL");
+  const cli::Command commands[] = {sandbox::add_acquirer_stub(root), sandbox::add_pix_psp(root),
+                                   sandbox::add_adyen_fake(root)};
+  CLI11_PARSE(root, argc, argv);
+  cli::configure_logging(log_format, log_level);
+  for (const auto& command : commands) {
+    if (command.app->parsed()) {
+      return command.run();
+    }
+  }
+  return 2;
+}
