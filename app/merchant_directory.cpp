@@ -220,7 +220,11 @@ bool MerchantDirectory::uses_stub() const {
 std::optional<admin::OperatorScope> MerchantDirectory::operator_scope(const std::string& name) const {
   auto file = current();
   auto found = file->operators.find(name);
-  return found == file->operators.end() ? std::nullopt : std::optional<admin::OperatorScope>(found->second);
+  if (found == file->operators.end()) {
+    return std::nullopt;
+  }
+  const config::OperatorSettings& o = found->second;
+  return admin::OperatorScope{o.can_act, o.all_merchants, o.merchants};
 }
 
 bool MerchantDirectory::stub_trigger(const std::string& payment_id, const std::string& outcome) {

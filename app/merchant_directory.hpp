@@ -14,6 +14,7 @@
 #include "idempay/acquirers/http_acquirer.hpp"
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/admin/operator_api.hpp"
 #include "idempay/config/merchants.hpp"
 
 namespace idempay::app {

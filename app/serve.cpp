@@ -17,7 +17,7 @@
 #include "idempay/cli/process.hpp"
 #include "idempay/config/manifest.hpp"
 #include "idempay/config/merchants.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 #include "idempay/config/store_location.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/http/server.hpp"
@@ -73,7 +73,7 @@ Result<std::string> merchants_path(const ServeConfig& config) {
   std::string path = (std::filesystem::path(config.data_dir) / "dev-credentials.json").string();
   if (!std::filesystem::exists(path)) {
     std::string token = crypto::to_hex(reinterpret_cast<const uint8_t*>(crypto::random_bytes(24).data()), 24);
-    auto written = config::write_private_file(
+    auto written = write_private_file(
         path, R"({"merchants":[{"name":"dev","appKey":"dev","appToken":")" + token + "\"}]}\n");
     if (!written) {
       return tl::unexpected(written.error());
@@ -85,7 +85,7 @@ Result<std::string> merchants_path(const ServeConfig& config) {
 
 // The first line of a secret file, without its line ending; kInvalidArgument if empty.
 Result<std::string> secret_from_file(const std::string& path) {
-  auto text = config::read_text_file(path);
+  auto text = read_text_file(path);
   if (!text) {
     return tl::unexpected(text.error());
   }
@@ -99,7 +99,7 @@ Result<std::string> secret_from_file(const std::string& path) {
 // Fills in the secrets given as files; a file given replaces the option it stands for.
 Status read_secret_files(ServeConfig& config) {
   for (const auto& path : config.acquirer_webhook_secret_files) {
-    auto text = config::read_text_file(path);
+    auto text = read_text_file(path);
     if (!text) {
       return tl::unexpected(text.error());
     }
@@ -264,7 +264,7 @@ private:
       return misconfigured("--trusted-proxies: " + proxies.error().message);
     }
     server_options_.trusted_proxies = std::move(*proxies);
-    if (auto dir = config::ensure_private_directory(config_.data_dir); !dir) {
+    if (auto dir = ensure_private_directory(config_.data_dir); !dir) {
       return failed(dir.error().message);
     }
     if (auto route = config::check_acquirer_route(config_.acquirer); !route) {
@@ -336,7 +336,7 @@ private:
   Step make_callbacks() {
     std::string signing_secret = config_.callback_signing_secret;
     if (signing_secret.empty()) {
-      auto generated = config::read_or_create_secret((std::filesystem::path(config_.data_dir) / "dev-callback-secret").string(),
+      auto generated = read_or_create_secret((std::filesystem::path(config_.data_dir) / "dev-callback-secret").string(),
                                                      [] { return webhooks::generate_secret(); });
       if (!generated) {
         return failed(generated.error().message);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 namespace idempay::config {
 

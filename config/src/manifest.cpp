@@ -5,7 +5,7 @@
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/config/merchants.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 namespace idempay::config {
 

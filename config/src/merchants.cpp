@@ -6,7 +6,7 @@
 
 #include "idempay/http/url.hpp"
 #include "idempay/base/json_read.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 #include "json_fields.hpp"
 
 namespace idempay::config {
@@ -181,8 +181,8 @@ namespace {
 const std::set<std::string, std::less<>> kOperatorFields = {"name", "token", "tokenFile", "tokenEnv",
                                                             "tokenSha256", "role", "merchants"};
 
-Result<admin::OperatorScope> operator_scope(const JsonValue& o, const std::string& where) {
-  admin::OperatorScope settings;
+Result<OperatorSettings> operator_scope(const JsonValue& o, const std::string& where) {
+  OperatorSettings settings;
   const JsonValue* role = o.find("role");
   if (role == nullptr || role->type() != JsonValue::Type::kString || (role->text() != "read" && role->text() != "act")) {
     return tl::unexpected(invalid(where, "role must be \"read\" or \"act\""));

@@ -7,12 +7,12 @@
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 namespace idempay::ppp {
 
-using config::read_json_file;
-using config::write_private_file;
+using idempay::read_json_file;
+using idempay::write_private_file;
 
 namespace {
 

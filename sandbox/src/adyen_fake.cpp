@@ -6,7 +6,7 @@
 #include "idempay/acquirers/adyen_fake.hpp"
 #include "commands.hpp"
 #include "idempay/cli/process.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 namespace idempay::sandbox {
 
@@ -31,10 +31,10 @@ struct FakeConfig {
 
 int run(const FakeConfig& config) {
   acquirer::AdyenFakeOptions options;
-  auto key = config::read_secret_file(config.api_key_file);
-  auto hmac = config.hmac_key_file.empty() ? Result<std::string>(std::string()) : config::read_secret_file(config.hmac_key_file);
+  auto key = read_secret_file(config.api_key_file);
+  auto hmac = config.hmac_key_file.empty() ? Result<std::string>(std::string()) : read_secret_file(config.hmac_key_file);
   auto password = config.notification_password_file.empty() ? Result<std::string>(std::string())
-                                                            : config::read_secret_file(config.notification_password_file);
+                                                            : read_secret_file(config.notification_password_file);
   for (auto* r : {&key, &hmac, &password}) {
     if (!*r) {
       spdlog::error("{}", r->error().message);

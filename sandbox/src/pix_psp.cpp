@@ -6,7 +6,7 @@
 #include "idempay/acquirers/pix_psp.hpp"
 #include "commands.hpp"
 #include "idempay/cli/process.hpp"
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 namespace idempay::sandbox {
 
@@ -35,7 +35,7 @@ struct PspConfig {
 
 int run(const PspConfig& config) {
   acquirer::PixPspOptions options;
-  auto secret = config::read_secret_file(config.client_secret_file);
+  auto secret = read_secret_file(config.client_secret_file);
   if (!secret) {
     spdlog::error("--client-secret-file: {}", secret.error().message);
     return 2;

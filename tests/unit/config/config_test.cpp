@@ -40,8 +40,9 @@ TEST(MerchantsFileTest, ReadsMerchantsOperatorsAndTheirSettings) {
   EXPECT_EQ(shop.test_suite, TestSuitePolicy::kRefuse);
   EXPECT_TRUE(file->settings.at("flow").onboarding);
   EXPECT_EQ(file->operator_credentials->authenticate_bearer("operator-token-0123456789"), "alice");
-  EXPECT_TRUE(file->operators.at("alice").can_act && file->operators.at("alice").sees("shop"));
-  EXPECT_FALSE(file->operators.at("alice").sees("flow"));
+  const OperatorSettings& alice = file->operators.at("alice");
+  EXPECT_TRUE(alice.can_act && !alice.all_merchants);
+  EXPECT_EQ(alice.merchants, (std::set<std::string, std::less<>>{"shop"}));
   EXPECT_TRUE(file->warnings.empty());
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "idempay/admin/operator_api.hpp"
+#include <set>
 #include "idempay/config/acquirers.hpp"
 #include "idempay/http/credentials.hpp"
 #include "idempay/base/error.hpp"
@@ -47,11 +47,19 @@ struct MerchantSettings {
   bool onboarding = false;
 };
 
+/// One operator as the file lists it: read, or act too, on every merchant's payments or on the
+/// listed merchants' only (the operator API applies it).
+struct OperatorSettings {
+  bool can_act = false;
+  bool all_merchants = false;
+  std::set<std::string, std::less<>> merchants;
+};
+
 struct MerchantFile {
   std::shared_ptr<const http::Credentials> credentials;
   /// The operators' bearer tokens, keyed by operator name (never the merchants').
   std::shared_ptr<const http::Credentials> operator_credentials;
-  std::map<std::string, admin::OperatorScope, std::less<>> operators;  ///< by operator name (role, merchants)
+  std::map<std::string, OperatorSettings, std::less<>> operators;  ///< by operator name (role, merchants)
   std::map<std::string, MerchantSettings> settings;  ///< by merchant name
   std::string first_merchant;  ///< owns payments stored before owners were recorded (the file read at start)
   /// What is allowed but unwise (an appToken short enough to be guessed), one line each.

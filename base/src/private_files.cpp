@@ -1,4 +1,4 @@
-#include "idempay/config/private_files.hpp"
+#include "idempay/base/private_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include "idempay/base/crypto.hpp"
 
-namespace idempay::config {
+namespace idempay {
 
 namespace {
 Error os_error(const std::string& what, const std::string& path) {
@@ -113,4 +113,4 @@ Result<JsonValue> read_json_file(const std::string& path) {
   return doc;
 }
 
-}  // namespace idempay::config
+}  // namespace idempay

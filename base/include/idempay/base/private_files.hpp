@@ -5,7 +5,7 @@
 #include "idempay/base/error.hpp"
 #include "idempay/base/json_read.hpp"
 
-namespace idempay::config {
+namespace idempay {
 
 /// Creates `dir` (and its parents) if missing and makes it mode 0700.
 Status ensure_private_directory(const std::string& dir);
@@ -49,4 +49,4 @@ Result<std::string> read_or_create_secret(const std::string& path, Generate gene
   return secret;
 }
 
-}  // namespace idempay::config
+}  // namespace idempay
