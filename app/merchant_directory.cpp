@@ -103,23 +103,6 @@ domain::Acquirer& MerchantDirectory::acquirer(const std::string& stored_route, c
   return *slot;
 }
 
-namespace {
-
-// What makes two configurations of a named acquirer the same one (secrets only as a digest).
-std::string settings_digest(const std::string& merchant, const config::AcquirerEntry& e) {
-  const auto& p = e.pix;
-  std::string all = merchant + '\n' + e.name + '\n' + std::string(config::to_string(e.kind)) + '\n' + e.url + '\n' +
-                    e.api_key + '\n' + p.base_url + '\n' + p.token_url + '\n' + p.client_id + '\n' + p.client_secret +
-                    '\n' + p.scope + '\n' + p.tls.client_cert_file + '\n' + p.tls.client_key_file + '\n' +
-                    p.tls.extra_ca_file + '\n' + p.pix_key + '\n' + std::to_string(p.timeout.count());
-  const auto& a = e.adyen;
-  all += '\n' + a.base_url + '\n' + a.api_key + '\n' + a.merchant_account + '\n' + a.return_url + '\n' +
-         std::to_string(a.timeout.count());
-  return crypto::to_hex(crypto::sha256(all));
-}
-
-}  // namespace
-
 domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, std::string_view name) {
   auto file = current();
   auto it = file->settings.find(merchant);
@@ -129,10 +112,9 @@ domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, s
                   name);
     return *unreachable_;
   }
-  if (entry->kind == config::AcquirerKind::kStub) {
-    return stub_locked();
-  }
-  auto& slot = named_[settings_digest(merchant, *entry)];
+  // The same merchant, name and settings make the same acquirer; a reload that changes them
+  // makes a new one, and payments in flight keep the one they hold.
+  auto& slot = named_[merchant + '\n' + entry->name + '\n' + entry->kind->name + '\n' + entry->settings->identity()];
   if (!slot) {
     slot = make_named(*entry);
     if (!slot) {
@@ -143,27 +125,24 @@ domain::Acquirer& MerchantDirectory::named_locked(const std::string& merchant, s
   return *slot;
 }
 
-std::unique_ptr<domain::Acquirer> MerchantDirectory::make_named(const config::AcquirerEntry& entry) const {
-  switch (entry.kind) {
-    case config::AcquirerKind::kBcbPix:
-      return acquirer::make_bcb_pix_acquirer(entry.pix);
-    case config::AcquirerKind::kAdyen: {
-      acquirer::AdyenOptions options = entry.adyen;
-      options.secure_proxy = defaults_.secure_proxy;
-      return acquirer::make_adyen_acquirer(std::move(options));
-    }
-    default:
-      return acquirer::make_http_acquirer(entry.url, defaults_.timeout, entry.api_key, defaults_.secure_proxy);
-  }
+// Called with mutex_ held: the stub the environment hands a stub entry is this directory's.
+std::shared_ptr<domain::Acquirer> MerchantDirectory::make_named(const config::AcquirerEntry& entry) {
+  acquirer::Environment env;
+  env.timeout = defaults_.timeout;
+  env.secure_proxy = defaults_.secure_proxy;
+  env.stub = [this] {
+    stub_locked();
+    return std::shared_ptr<domain::Acquirer>(stub_);
+  };
+  return entry.kind->make(*entry.settings, env);
 }
 
 std::shared_ptr<const config::AcquirerEntry> MerchantDirectory::acquirer_entry(const std::string& merchant,
-                                                                              std::string_view name,
-                                                                              config::AcquirerKind kind) const {
+                                                                              std::string_view name) const {
   auto file = current();
   auto it = file->settings.find(merchant);
   const config::AcquirerEntry* entry = it == file->settings.end() ? nullptr : config::acquirer_named(it->second.acquirers, name);
-  if (entry == nullptr || entry->kind != kind) {
+  if (entry == nullptr) {
     return nullptr;
   }
   return std::shared_ptr<const config::AcquirerEntry>(file, entry);  // keeps the file it belongs to alive
@@ -186,7 +165,7 @@ acquirer::StubAcquirer& MerchantDirectory::stub() {
 
 acquirer::StubAcquirer& MerchantDirectory::stub_locked() {
   if (!stub_) {
-    stub_ = std::make_unique<acquirer::StubAcquirer>(defaults_.stub);
+    stub_ = std::make_shared<acquirer::StubAcquirer>(defaults_.stub);
     if (stub_webhooks_) {
       stub_->enable_webhooks(*stub_webhooks_);
     }
@@ -209,7 +188,7 @@ bool MerchantDirectory::uses_stub() const {
   auto file = current();
   for (const auto& [name, settings] : file->settings) {
     bool named_stub = std::any_of(settings.acquirers.begin(), settings.acquirers.end(),
-                                  [](const config::AcquirerEntry& e) { return e.kind == config::AcquirerKind::kStub; });
+                                  [](const config::AcquirerEntry& e) { return e.kind == &acquirer::stub_kind(); });
     if (settings.acquirer == kStubRoute || named_stub) {
       return true;
     }

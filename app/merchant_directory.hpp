@@ -9,8 +9,6 @@
 #include <string>
 #include <utility>
 
-#include "idempay/acquirers/adyen.hpp"
-#include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/acquirers/http_acquirer.hpp"
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
@@ -41,9 +39,8 @@ public:
   config::MerchantPolicy policy_of(const std::string& merchant) const;
   domain::Acquirer& acquirer(const std::string& route, const std::string& merchant) override;
 
-  /// The acquirer `name` of `merchant` in the file in force if it is of `kind`; null if not.
-  std::shared_ptr<const config::AcquirerEntry> acquirer_entry(const std::string& merchant, std::string_view name,
-                                                              config::AcquirerKind kind) const;
+  /// The acquirer `name` of `merchant` in the file in force; null if it has none of that name.
+  std::shared_ptr<const config::AcquirerEntry> acquirer_entry(const std::string& merchant, std::string_view name) const;
 
   /// The merchant's own VTEX credentials for callbacks, if it has them.
   std::optional<std::pair<std::string, std::string>> callback_credentials(const std::string& merchant) const;
@@ -64,17 +61,17 @@ private:
   std::string route_in(const config::MerchantFile& file, const std::string& merchant) const;
   acquirer::StubAcquirer& stub_locked();
   domain::Acquirer& named_locked(const std::string& merchant, std::string_view name);
-  std::unique_ptr<domain::Acquirer> make_named(const config::AcquirerEntry& entry) const;
+  std::shared_ptr<domain::Acquirer> make_named(const config::AcquirerEntry& entry);
 
   AcquirerDefaults defaults_;
   std::shared_ptr<const config::MerchantFile> file_;  // read and replaced with atomic_load/store
   mutable std::mutex mutex_;                  // guards what follows
-  std::unique_ptr<acquirer::StubAcquirer> stub_;
+  std::shared_ptr<acquirer::StubAcquirer> stub_;
   std::optional<acquirer::StubWebhookOptions> stub_webhooks_;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<domain::Acquirer>> http_;  // (url, key)
   // A merchant's named acquirers, by merchant, name and a digest of their settings: a reload
   // that changes them makes a new one, and payments in flight keep the one they hold.
-  std::map<std::string, std::unique_ptr<domain::Acquirer>> named_;
+  std::map<std::string, std::shared_ptr<domain::Acquirer>> named_;
   std::unique_ptr<domain::Acquirer> unreachable_;
 };
 

@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "idempay/acquirers/bcb_pix.hpp"
+#include "idempay/acquirers/kinds.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/admin/operator_api.hpp"
 #include "idempay/base/crypto.hpp"
@@ -287,7 +289,8 @@ private:
     bool asks_certificates = config_.tls_client_certificates && !config_.tls_cert.empty();
     for (const auto& [merchant, settings] : merchants.settings) {
       for (const auto& a : settings.acquirers) {
-        if (!a.pix_webhook.certificate_sha256.empty() && !asks_certificates) {
+        const auto* pix = acquirer::bcb_pix_settings(*a.settings);
+        if (pix != nullptr && !pix->webhook.certificate_sha256.empty() && !asks_certificates) {
           spdlog::warn("{}: merchant {}, acquirer {}: notifications must come with a pinned client certificate, "
                        "which only a TLS listener with --tls-client-certificates receives; they are refused until then",
                        merchants_path_, merchant, a.name);
@@ -303,7 +306,7 @@ private:
     }
     merchants_path_ = *path;
     onboarded_path_ = (std::filesystem::path(config_.data_dir) / "onboarded-merchants.json").string();
-    auto merchants = config::load_merchant_file(merchants_path_, onboarded_path_);
+    auto merchants = config::load_merchant_file(merchants_path_, acquirer::acquirer_kinds(), onboarded_path_);
     if (!merchants) {
       return misconfigured(merchants.error().message);
     }
@@ -434,13 +437,21 @@ private:
     flow.max_merchants = static_cast<size_t>(config_.onboarding_max_merchants);
     onboarding_ = std::make_unique<ppp::Onboarding>(std::move(flow));
     options.onboarding = onboarding_.get();
-    options.pix_webhook = [directory = directory_.get()](const std::string& merchant, const std::string& acquirer)
-        -> std::optional<config::PixWebhookSettings> {
-      auto entry = directory->acquirer_entry(merchant, acquirer, config::AcquirerKind::kBcbPix);
-      return entry ? std::optional<config::PixWebhookSettings>(entry->pix_webhook) : std::nullopt;
-    };
-    options.adyen_acquirer = [directory = directory_.get()](const std::string& merchant, const std::string& acquirer) {
-      return directory->acquirer_entry(merchant, acquirer, config::AcquirerKind::kAdyen);
+    for (const acquirer::Kind* kind : acquirer::acquirer_kinds()) {
+      if (kind->notify) {
+        options.acquirer_webhooks.push_back({kind->name, kind->suffixes});
+      }
+    }
+    options.notify_acquirer = [directory = directory_.get(), service = service_.get()](
+                                  const std::string& kind, const std::string& merchant, const std::string& acquirer,
+                                  const http::Request& request, const http::Responder& respond) {
+      auto entry = directory->acquirer_entry(merchant, acquirer);
+      if (!entry || entry->kind->name != kind || !entry->kind->notify) {
+        return false;
+      }
+      std::string route = config::named_route(entry->name);
+      entry->kind->notify(*entry->settings, acquirer::Notification{merchant, route, request, respond, *service});
+      return true;
     };
     ppp_handler_ = std::make_unique<ppp::PppHandler>(*service_, std::move(options));
     admin::OperatorApiOptions admin_options;
@@ -544,7 +555,7 @@ private:
   }
 
   void reload_merchants() {
-    auto reloaded = config::load_merchant_file(merchants_path_, onboarded_path_);
+    auto reloaded = config::load_merchant_file(merchants_path_, acquirer::acquirer_kinds(), onboarded_path_);
     if (!reloaded) {
       spdlog::error("{} not reloaded, the previous merchants stay: {}", merchants_path_, reloaded.error().message);
       return;

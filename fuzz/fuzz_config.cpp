@@ -1,5 +1,5 @@
-// The configuration files an operator writes: the merchants file and the manifest file. The
-// first byte picks which; the rest is the file's content.
+// The configuration files an operator writes: the merchants file (with every acquirer kind's
+// entries) and the manifest file. The first byte picks which; the rest is the file's content.
 #include <unistd.h>
 
 #include <cstddef>
@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "idempay/acquirers/kinds.hpp"
 #include "idempay/config/manifest.hpp"
 #include "idempay/config/merchants.hpp"
 
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.write(reinterpret_cast<const char*>(data) + 1, static_cast<std::streamsize>(size - 1));
   }
   if (data[0] % 2 == 0) {
-    (void)idempay::config::load_merchant_file(path);
+    (void)idempay::config::load_merchant_file(path, idempay::acquirer::acquirer_kinds());
   } else {
     (void)idempay::config::load_manifest(path);
   }

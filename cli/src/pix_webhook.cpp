@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/acquirers/bcb_pix.hpp"
+#include "idempay/acquirers/kinds.hpp"
 #include "idempay/cli/commands.hpp"
 #include "idempay/config/merchants.hpp"
 #include "store_access.hpp"
@@ -23,9 +25,9 @@ struct WebhookConfig {
 
 // The URL the connector takes the notifications on: the acquirer's webhookUrl, else the
 // public URL's /webhooks/bcb-pix/{merchant}/{acquirer}.
-std::string webhook_url(const WebhookConfig& config, const config::AcquirerEntry& entry) {
-  if (!entry.pix_webhook.url.empty()) {
-    return entry.pix_webhook.url;
+std::string webhook_url(const WebhookConfig& config, const acquirer::BcbPixSettings& entry) {
+  if (!entry.webhook.url.empty()) {
+    return entry.webhook.url;
   }
   std::string base = config.public_url;
   while (!base.empty() && base.back() == '/') {
@@ -35,14 +37,15 @@ std::string webhook_url(const WebhookConfig& config, const config::AcquirerEntry
 }
 
 int run(const WebhookConfig& config) {
-  auto file = config::load_merchant_file(config.credentials);
+  auto file = config::load_merchant_file(config.credentials, acquirer::acquirer_kinds());
   if (!file) {
     return failed(file.error(), 2);
   }
   auto settings = file->settings.find(config.merchant);
-  const config::AcquirerEntry* entry =
+  const config::AcquirerEntry* named =
       settings == file->settings.end() ? nullptr : config::acquirer_named(settings->second.acquirers, config.acquirer);
-  if (entry == nullptr || entry->kind != config::AcquirerKind::kBcbPix) {
+  const acquirer::BcbPixSettings* entry = named == nullptr ? nullptr : acquirer::bcb_pix_settings(*named->settings);
+  if (entry == nullptr) {
     std::cerr << "merchant " << visible(config.merchant) << " has no bcb-pix acquirer named "
               << visible(config.acquirer) << " in " << config.credentials << "\n";
     return 2;

@@ -7,9 +7,11 @@
 #include "idempay/http/url.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/private_files.hpp"
-#include "json_fields.hpp"
+#include "idempay/base/settings_fields.hpp"
 
 namespace idempay::config {
+
+using namespace settings;
 
 namespace {
 
@@ -34,7 +36,8 @@ Result<TestSuitePolicy> test_suite_policy(const JsonValue& m, const std::string&
 }
 
 
-Status read_merchant(const JsonValue& m, size_t index, http::Credentials& credentials, MerchantFile& out) {
+Status read_merchant(const JsonValue& m, size_t index, const AcquirerKinds& kinds, http::Credentials& credentials,
+                     MerchantFile& out) {
   std::string where = "merchants[" + std::to_string(index) + "]";
   if (m.type() != JsonValue::Type::kObject) {
     return tl::unexpected(invalid(where, "must be an object"));
@@ -123,7 +126,7 @@ Status read_merchant(const JsonValue& m, size_t index, http::Credentials& creden
     return tl::unexpected(invalid(where, "callbackAppKey and callbackAppToken go together"));
   }
   if (const JsonValue* listed = m.find("acquirers")) {
-    auto acquirers = read_acquirers(*listed, where);
+    auto acquirers = read_acquirers(*listed, where, kinds);
     if (!acquirers) {
       return tl::unexpected(acquirers.error());
     }
@@ -253,8 +256,8 @@ Status read_operator(const JsonValue& o, size_t index, http::Credentials& tokens
 
 // The merchants of one file, added to `credentials` and `out` (names and appKeys unique across
 // both files), and its operators.
-Status read_file(const std::string& path, http::Credentials& credentials, http::Credentials& operators,
-                 MerchantFile& out) {
+Status read_file(const std::string& path, const AcquirerKinds& kinds, http::Credentials& credentials,
+                 http::Credentials& operators, MerchantFile& out) {
   auto doc = read_json_file(path);
   if (!doc) {
     return tl::unexpected(doc.error());
@@ -270,7 +273,7 @@ Status read_file(const std::string& path, http::Credentials& credentials, http::
     }
   }
   for (size_t i = 0; i < merchants->items().size(); ++i) {
-    if (auto s = read_merchant(merchants->items()[i], i, credentials, out); !s) {
+    if (auto s = read_merchant(merchants->items()[i], i, kinds, credentials, out); !s) {
       return tl::unexpected(invalid(path, s.error().message));
     }
   }
@@ -289,15 +292,16 @@ Status read_file(const std::string& path, http::Credentials& credentials, http::
 
 }  // namespace
 
-Result<MerchantFile> load_merchant_file(const std::string& path, const std::string& onboarded_path) {
+Result<MerchantFile> load_merchant_file(const std::string& path, const AcquirerKinds& kinds,
+                                        const std::string& onboarded_path) {
   auto credentials = std::make_shared<http::Credentials>();
   auto operators = std::make_shared<http::Credentials>();
   MerchantFile out;
-  if (auto s = read_file(path, *credentials, *operators, out); !s) {
+  if (auto s = read_file(path, kinds, *credentials, *operators, out); !s) {
     return tl::unexpected(s.error());
   }
   if (!onboarded_path.empty()) {
-    auto s = read_file(onboarded_path, *credentials, *operators, out);
+    auto s = read_file(onboarded_path, kinds, *credentials, *operators, out);
     if (!s && s.error().code != ErrorCode::kNotFound) {
       return tl::unexpected(s.error());
     }

@@ -92,7 +92,9 @@ std::optional<std::vector<std::string>> decoded_segments(std::string_view path) 
 
 RouteTable::RouteTable(std::vector<Route> routes) {
   for (const Route& route : routes) {
-    routes_.push_back(Entry{route, raw_segments(route.pattern)});
+    std::string_view method = text_.emplace_back(route.method);
+    std::string_view pattern = text_.emplace_back(route.pattern);
+    routes_.push_back(Entry{method, pattern, route.id, raw_segments(pattern)});
   }
 }
 
@@ -119,10 +121,10 @@ RouteLookup RouteTable::find(std::string_view method, std::string_view path) con
     if (!matches(entry, *segments)) {
       continue;
     }
-    if (entry.route.method == method) {
+    if (entry.method == method) {
       RouteMatch match;
-      match.id = entry.route.id;
-      match.pattern = entry.route.pattern;
+      match.id = entry.id;
+      match.pattern = entry.pattern;
       for (size_t s = 0; s < entry.segments.size(); ++s) {
         if (entry.segments[s] == kParam) {
           match.params.push_back(std::move((*segments)[s]));
@@ -132,9 +134,9 @@ RouteLookup RouteTable::find(std::string_view method, std::string_view path) con
       out.allow.clear();
       return out;
     }
-    if (out.allow.find(entry.route.method) == std::string::npos) {
-      out.allow += (out.allow.empty() ? "" : ", ") + std::string(entry.route.method);
-      if (entry.route.method == "GET") {
+    if (out.allow.find(entry.method) == std::string::npos) {
+      out.allow += (out.allow.empty() ? "" : ", ") + std::string(entry.method);
+      if (entry.method == "GET") {
         out.allow += ", HEAD";  // the server answers HEAD wherever GET is (server.hpp)
       }
     }

@@ -12,8 +12,6 @@
 #include "idempay/base/json_writer.hpp"
 #include "idempay/acquirers/wire.hpp"
 #include "idempay/base/webhooks.hpp"
-#include "adyen_notifications.hpp"
-#include "pix_notifications.hpp"
 
 namespace idempay::ppp {
 
@@ -108,11 +106,13 @@ namespace route {
 enum : int {
   kManifest, kPaymentMethods, kHealth, kHealthLive, kHealthReady, kCreatePayment, kCancel, kSettle, kRefund,
   kInbound, kInboundRequest, kPosTerminal, kStubTrigger, kAcquirerWebhook, kFlowToken, kFlowRedirect,
-  kFlowCredentials, kPixWebhook, kAdyenWebhook,
+  kFlowCredentials,
+  kKindWebhook,  // the first kind's; kKindWebhook + i is the i-th kind's (PppHandlerOptions::acquirer_webhooks)
 };
 }  // namespace route
 
-std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix, bool adyen) {
+std::vector<http::Route> ppp_routes(bool stub, bool onboarding,
+                                    const std::vector<PppHandlerOptions::WebhookRoute>& webhooks) {
   std::vector<http::Route> routes = {
       {"GET", "/manifest", route::kManifest},
       {"GET", "/payment-methods", route::kPaymentMethods},
@@ -131,13 +131,13 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix, bool a
   if (stub) {
     routes.push_back({"POST", "/stub/trigger", route::kStubTrigger});
   }
-  if (pix) {
-    // The PSP posts to the registered webhookUrl + "/pix"; some post to the URL itself.
-    routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}", route::kPixWebhook});
-    routes.push_back({"POST", "/webhooks/bcb-pix/{}/{}/pix", route::kPixWebhook});
-  }
-  if (adyen) {
-    routes.push_back({"POST", "/webhooks/adyen/{}/{}", route::kAdyenWebhook});
+  for (size_t i = 0; i < webhooks.size(); ++i) {
+    int id = route::kKindWebhook + static_cast<int>(i);
+    std::string path = "/webhooks/" + webhooks[i].kind + "/{}/{}";
+    routes.push_back({"POST", path, id});
+    for (const auto& suffix : webhooks[i].suffixes) {
+      routes.push_back({"POST", path + "/" + suffix, id});
+    }
   }
   if (onboarding) {
     routes.push_back({"POST", "/authorization/token", route::kFlowToken});
@@ -152,8 +152,9 @@ std::vector<http::Route> ppp_routes(bool stub, bool onboarding, bool pix, bool a
 PppHandler::PppHandler(actors::PaymentService& service, PppHandlerOptions options)
     : service_(service),
       options_(std::move(options)),
-      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr, options_.pix_webhook != nullptr,
-                         options_.adyen_acquirer != nullptr)) {}
+      routes_(ppp_routes(options_.stub_trigger != nullptr, options_.onboarding != nullptr,
+                         options_.notify_acquirer ? options_.acquirer_webhooks
+                                                  : std::vector<PppHandlerOptions::WebhookRoute>{})) {}
 
 bool PppHandler::knows(std::string_view path) const { return routes_.knows(path); }
 
@@ -208,16 +209,15 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
       return stub_trigger(request, respond);
     case route::kAcquirerWebhook:
       return acquirer_webhook(request, respond);
-    case route::kPixWebhook:
-      return pix_webhook(params[0], params[1], request, respond);
-    case route::kAdyenWebhook:
-      return adyen_webhook(params[0], params[1], request, respond);
     case route::kFlowToken:
       return flow_token(request, respond);
     case route::kFlowRedirect:
       return flow_redirect(request, respond);
     case route::kFlowCredentials:
       return flow_credentials(request, respond);
+  }
+  if (route >= route::kKindWebhook) {
+    return kind_webhook(static_cast<size_t>(route - route::kKindWebhook), params[0], params[1], request, respond);
   }
   respond(problem(404, "Not Found", "no such route"));
 }
@@ -324,42 +324,13 @@ void PppHandler::acquirer_webhook(http::Request& request, const http::Responder&
   service_.ingest_event(std::move(event), to_responder(respond));
 }
 
-// API Pix notifications: from the PSP's pinned client certificate when the acquirer names
-// any, bounded, and only hints (pix_notifications.hpp): the PSP itself is asked.
-void PppHandler::pix_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
-                             const http::Responder& respond) {
-  constexpr size_t kMaxNotificationBytes = 64 * 1024;
-  auto settings = options_.pix_webhook(merchant, acquirer);
-  if (!settings) {
-    return respond(problem(404, "Not Found", "no such route"));  // the same as any unknown path
+// An acquirer kind's notifications (acquirers/*): the merchant's entry of that name and kind
+// takes them; a merchant or acquirer that does not exist is answered as any unknown path.
+void PppHandler::kind_webhook(size_t kind, const std::string& merchant, const std::string& acquirer,
+                              const http::Request& request, const http::Responder& respond) {
+  if (!options_.notify_acquirer(options_.acquirer_webhooks[kind].kind, merchant, acquirer, request, respond)) {
+    respond(problem(404, "Not Found", "no such route"));
   }
-  const auto& pinned = settings->certificate_sha256;
-  if (!pinned.empty() && std::find(pinned.begin(), pinned.end(), request.client_certificate_sha256) == pinned.end()) {
-    metrics::count_webhook("bad-certificate");
-    return respond(problem(403, "Forbidden", "this notification needs the PSP's client certificate"));
-  }
-  if (request.body.size() > kMaxNotificationBytes) {
-    metrics::count_webhook("too-large");
-    return respond(problem(413, "Payload Too Large", "notifications are limited to 64 KiB"));
-  }
-  auto hints = read_pix_notification(request.body);
-  if (!hints) {
-    metrics::count_webhook("malformed");
-    return respond(problem(400, "Bad Request", hints.error().message));
-  }
-  metrics::count_webhook("pix-hint");
-  confirm_pix_notification(service_, merchant, std::move(*hints), respond);
-}
-
-// Adyen's notifications for a merchant's adyen acquirer (adyen_notifications.hpp): signed
-// items only, each through the inbox.
-void PppHandler::adyen_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
-                               const http::Responder& respond) {
-  auto entry = options_.adyen_acquirer(merchant, acquirer);
-  if (!entry) {
-    return respond(problem(404, "Not Found", "no such route"));  // the same as any unknown path
-  }
-  take_adyen_notification(service_, merchant, *entry, request, respond);
 }
 
 // POS: the terminal app posts the serial number it scanned. Public (the app has no merchant

@@ -114,12 +114,6 @@ private:
 
 }  // namespace
 
-http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy) {
-  http::ClientOptions options;
-  options.extra_ca_file = proxy.extra_ca_file;
-  return options;
-}
-
 std::unique_ptr<Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
                                              const std::string& api_key, SecureProxyOptions proxy) {
   auto url = http::Url::parse(base_url);

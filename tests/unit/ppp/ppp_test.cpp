@@ -11,7 +11,6 @@
 #include "idempay/ppp/handler.hpp"
 #include "idempay/ppp/onboarding.hpp"
 #include "idempay/storage/store.hpp"
-#include "pix_notifications.hpp"
 #include "temp_dir.hpp"
 
 namespace idempay::ppp {
@@ -126,28 +125,6 @@ OnboardingOptions flow_options(const testing::TempDir& dir) {
   o.max_pending = 3;
   o.max_pending_per_caller = 2;
   return o;
-}
-
-TEST(PixNotificationTest, OnlyTheTxidsAreReadEachOnceAndBounded) {
-  auto hints = read_pix_notification(R"({"pix": [
-      {"endToEndId": "E1", "txid": "abc123", "valor": "999999.00", "horario": "2020-01-01T00:00:00Z"},
-      {"endToEndId": "E2", "txid": "abc123"},
-      {"endToEndId": "E3"},
-      {"endToEndId": "E4", "txid": "no spaces allowed"},
-      {"endToEndId": "E5", "txid": "def456", "devolucoes": [{"id": "d", "status": "DEVOLVIDO"}]},
-      {"endToEndId": "E6", "txid": "abc123", "devolucoes": [{"id": "e", "status": "EM_PROCESSAMENTO"}]}]})");
-  ASSERT_TRUE(hints) << hints.error().message;
-  EXPECT_EQ(*hints, (std::vector<PixHint>{{"abc123", true}, {"def456", true}}))
-      << "amounts and statuses are never read; a charge named twice is one hint";
-  for (const char* bad : {"", "[]", R"({"pix": {}})", R"({"pix": [1]})", R"({"other": []})"}) {
-    EXPECT_FALSE(read_pix_notification(bad)) << bad;
-  }
-  std::string many = R"({"pix": [)";
-  for (int i = 0; i <= 100; ++i) {
-    many += std::string(i ? "," : "") + R"({"txid": "t)" + std::to_string(i) + R"("})";
-  }
-  EXPECT_FALSE(read_pix_notification(many + "]}")) << "at most 100 charges in one notification";
-  EXPECT_TRUE(read_pix_notification(R"({"pix": []})"));
 }
 
 TEST(OnboardingTest, PendingFlowsAndReturnUrlsAreBounded) {

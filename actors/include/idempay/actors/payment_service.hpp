@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "idempay/domain/acquirer.hpp"
+#include "idempay/domain/acquirer_events.hpp"
 #include "idempay/domain/audit.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_core.hpp"
@@ -102,7 +103,7 @@ struct ServiceOptions {
 /// idle, persisting every transition (with etag compare-and-swap) before and after each
 /// acquirer call. Replies arrive through the ReplyFn, on a CAF thread, exactly once; if the
 /// engine stops first, the reply is 503.
-class PaymentService {
+class PaymentService final : public domain::AcquirerEvents {
 public:
   /// `store`, `acquirers` and `transport` must outlive the service.
   PaymentService(storage::Store& store, AcquirerRoutes& acquirers, CallbackTransport& transport,
@@ -110,7 +111,7 @@ public:
   /// Every payment goes to `acquirer`.
   PaymentService(storage::Store& store, domain::Acquirer& acquirer, CallbackTransport& transport,
                  ServiceOptions options);
-  ~PaymentService();
+  ~PaymentService() override;
   PaymentService(const PaymentService&) = delete;
   PaymentService& operator=(const PaymentService&) = delete;
 
@@ -145,7 +146,7 @@ public:
   void ingest_event(AcquirerEvent event, ReplyFn reply);
   /// The same for an event that names the payment only as its acquirer knows it (`reference`,
   /// domain::Acquirer::reference): kNotFound for a reference never indexed.
-  void ingest_by_reference(std::string reference, AcquirerEvent event, ReplyFn reply);
+  void ingest_by_reference(std::string reference, AcquirerEvent event, ReplyFn reply) override;
 
   /// Asks the acquirer for the payment's authorization and applies a final outcome (the PPP
   /// inbound route's content is only a hint). Replies with the current Create Payment answer.
@@ -155,12 +156,12 @@ public:
   /// merchant's payments are looked up, and the trail records an unauthenticated hint, never
   /// the merchant as the one who asked. kNotFound for a reference never indexed or another
   /// merchant's payment.
-  void hint_by_reference(std::string reference, std::string merchant, ReplyFn reply);
+  void hint_by_reference(std::string reference, std::string merchant, ReplyFn reply) override;
   /// An unauthenticated notification says that a refund of that payment may have ended (API
   /// Pix: a devolucao): if `merchant` owns it, its operations still in flight are asked of the
   /// acquirer again under their own keys (at most once a second), and recorded done once it says
   /// so. Nothing happens for an unknown reference or another merchant's payment.
-  void resume_refunds_by_reference(std::string reference, std::string merchant);
+  void resume_refunds_by_reference(std::string reference, std::string merchant) override;
 
   /// An action on the payment's acquirer side that only the payment's owner may ask for (the
   /// in-process stub's trigger): `act` runs on the payment's actor once `merchant` is known to

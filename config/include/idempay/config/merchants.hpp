@@ -84,8 +84,10 @@ Status check_acquirer_route(const std::string& route);
 /// Reads and checks the whole file: a missing, empty or non-string token, a duplicate appKey
 /// or name, a duplicate JSON member, an unknown field or an unreadable secret file is a
 /// kInvalidArgument naming the place. Secrets may be given inline, as `...File` (a path) or
-/// as `...Env` (an environment variable's name). The merchants of `onboarded_path` (written by
-/// the configuration flow; absent: none) are added to those of `path`.
-Result<MerchantFile> load_merchant_file(const std::string& path, const std::string& onboarded_path = {});
+/// as `...Env` (an environment variable's name); acquirer entries of `kinds` only. The
+/// merchants of `onboarded_path` (written by the configuration flow; absent: none) are added
+/// to those of `path`.
+Result<MerchantFile> load_merchant_file(const std::string& path, const AcquirerKinds& kinds,
+                                        const std::string& onboarded_path = {});
 
 }  // namespace idempay::config

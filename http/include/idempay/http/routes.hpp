@@ -4,6 +4,7 @@
 // paymentId "a:b" sent as "a%3Ab" is the same id) and compares segment by segment; one
 // trailing slash is ignored. What a route does is its owner's business: a match is the route's
 // id and its parameters, decoded.
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,10 +12,12 @@
 
 namespace idempay::http {
 
+/// A route as its owner declares it (a pattern may be made at run time: an acquirer kind's
+/// webhook path).
 struct Route {
-  std::string_view method;   ///< "GET", "POST", ...
-  std::string_view pattern;  ///< "/payments/{}/settlements"
-  int id = 0;                ///< the owner's name for it (an enum)
+  std::string method;   ///< "GET", "POST", ...
+  std::string pattern;  ///< "/payments/{}/settlements"
+  int id = 0;           ///< the owner's name for it (an enum)
 };
 
 struct RouteMatch {
@@ -41,6 +44,11 @@ std::optional<std::string> decode_segment(std::string_view segment);
 class RouteTable {
 public:
   explicit RouteTable(std::vector<Route> routes);
+  // Its entries point into its own text: moved (the deque's elements stay put), never copied.
+  RouteTable(RouteTable&&) = default;
+  RouteTable& operator=(RouteTable&&) = default;
+  RouteTable(const RouteTable&) = delete;
+  RouteTable& operator=(const RouteTable&) = delete;
 
   RouteLookup find(std::string_view method, std::string_view path) const;
   /// True when some route has this path, whatever its method: a request for anything else is
@@ -49,11 +57,14 @@ public:
 
 private:
   struct Entry {
-    Route route;
+    std::string_view method;
+    std::string_view pattern;
+    int id = 0;
     std::vector<std::string_view> segments;  // of the pattern, split once
   };
   bool matches(const Entry& entry, const std::vector<std::string>& segments) const;
 
+  std::deque<std::string> text_;  // the routes' methods and patterns: what every view above points into
   std::vector<Entry> routes_;
 };
 

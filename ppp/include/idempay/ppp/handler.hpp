@@ -16,8 +16,8 @@ namespace idempay::ppp {
 /// The PPP routes: GET /manifest, GET /payment-methods, POST /payments,
 /// POST /payments/{paymentId}/{cancellations|settlements|refunds}, the inbound routes
 /// POST /payments/{paymentId}/inbound[-request]/{action}, and the acquirer's signed webhooks on
-/// POST /webhooks/acquirer, API Pix PSPs' notifications on POST /webhooks/bcb-pix/..., Adyen's
-/// on POST /webhooks/adyen/..., and the configuration flow (POST /authorization/token, GET
+/// POST /webhooks/acquirer, each acquirer kind's notifications on POST /webhooks/{kind}/...
+/// (acquirers/extension.hpp), and the configuration flow (POST /authorization/token, GET
 /// /authorization/redirect, GET /authorization/credentials). Parses and validates with
 /// protocol/, hands the payment to the PaymentService, answers through the responder.
 struct PppHandlerOptions {
@@ -37,16 +37,19 @@ struct PppHandlerOptions {
   config::Manifest manifest = config::default_manifest();
   /// The configuration flow (/authorization/*); null: its routes do not exist.
   Onboarding* onboarding = nullptr;
-  /// A merchant's API Pix acquirer's notification settings (whose client certificates may
-  /// call), nullopt when the merchant has no API Pix acquirer of that name. Null: the routes
-  /// POST /webhooks/bcb-pix/{merchant}/{acquirer}[/pix] do not exist.
-  std::function<std::optional<config::PixWebhookSettings>(const std::string& merchant, const std::string& acquirer)>
-      pix_webhook;
-  /// A merchant's adyen acquirer of that name (its merchant account and notification keys),
-  /// null when it has none. Null function: the route POST /webhooks/adyen/{merchant}/{acquirer}
-  /// does not exist.
-  std::function<std::shared_ptr<const config::AcquirerEntry>(const std::string& merchant, const std::string& acquirer)>
-      adyen_acquirer;
+  /// The acquirer kinds that take notifications (acquirers/extension.hpp) and their routes:
+  /// POST /webhooks/{kind}/{merchant}/{acquirer}, and that path followed by each suffix.
+  struct WebhookRoute {
+    std::string kind;
+    std::vector<std::string> suffixes;
+  };
+  std::vector<WebhookRoute> acquirer_webhooks;
+  /// Hands a notification to the kind of the merchant's acquirer of that name (the request
+  /// and the responder are the call's only); false when the merchant has no such acquirer of
+  /// that kind, answered 404 as any unknown path is.
+  std::function<bool(const std::string& kind, const std::string& merchant, const std::string& acquirer,
+                     const http::Request& request, const http::Responder& respond)>
+      notify_acquirer;
 };
 
 /// The header the gateway's homologation suite marks its requests with.
@@ -64,10 +67,8 @@ private:
   void operate(ppp::OperationKind kind, std::string_view payment_id, http::Request& request,
                const http::Responder& respond);
   void acquirer_webhook(http::Request& request, const http::Responder& respond);
-  void pix_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
-                   const http::Responder& respond);
-  void adyen_webhook(const std::string& merchant, const std::string& acquirer, http::Request& request,
-                     const http::Responder& respond);
+  void kind_webhook(size_t kind, const std::string& merchant, const std::string& acquirer,
+                    const http::Request& request, const http::Responder& respond);
   void inbound(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void submit_terminal(std::string_view payment_id, http::Request& request, const http::Responder& respond);
   void stub_trigger(http::Request& request, const http::Responder& respond);

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "idempay/acquirers/http_acquirer.hpp"
+#include "idempay/acquirers/extension.hpp"
 #include "idempay/base/error.hpp"
 #include "idempay/base/money.hpp"
 #include "idempay/domain/acquirer.hpp"
@@ -36,6 +36,33 @@ struct AdyenOptions {
 
 /// The adapter. Its calls run on its own HTTP client's thread and never block the caller.
 std::unique_ptr<domain::Acquirer> make_adyen_acquirer(AdyenOptions options);
+
+/// How the connector takes Adyen's standard notifications for an entry.
+struct AdyenNotificationSettings {
+  /// Hex HMAC keys: each notification item must be signed under one of them (two while the
+  /// key is rotated).
+  std::vector<std::string> hmac_keys;
+  /// Basic authentication Adyen sends with them, when configured in its Customer Area.
+  std::string username;
+  std::string password;
+};
+
+/// A merchants file entry of kind "adyen" (docs/acquirers.md): the Checkout API and its
+/// notifications.
+struct AdyenSettings final : Settings {
+  AdyenOptions options;
+  AdyenNotificationSettings notifications;
+  std::string identity() const override;
+};
+
+/// The kind "adyen" (extension.hpp): its entries' settings, its acquirer, and its
+/// notifications on /webhooks/adyen/{merchant}/{acquirer}.
+const Kind& adyen_kind();
+/// The settings of an entry of that kind; null for another kind's.
+const AdyenSettings* adyen_settings(const Settings& settings);
+/// Takes a notification for an entry (webhook.cpp): signed items only, each through the
+/// inbox, reaching only payments created through the entry in the notification's path.
+void take_adyen_notification(const AdyenSettings& settings, const Notification& notification);
 
 /// The Idempotency-Key of a call: "idempay-" and 48 hex digits of the SHA-256 of what it is
 /// ("payment", "capture", "refund", "cancel") and the paymentId or requestId; 56 characters,

@@ -10,6 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
+#include "idempay/acquirers/extension.hpp"
 #include "idempay/domain/acquirer.hpp"
 #include "idempay/http/client.hpp"
 
@@ -41,6 +44,47 @@ struct BcbPixOptions {
 
 /// The adapter. Its calls run on its own HTTP client's thread and never block the caller.
 std::unique_ptr<domain::Acquirer> make_bcb_pix_acquirer(BcbPixOptions options);
+
+/// The connector's side of an API Pix PSP: where it registers the PSP's notifications, and
+/// whose client certificates it takes them from.
+struct PixWebhookSettings {
+  /// What `idempay pix-webhook register` hands the PSP (PUT /webhook/{chave}); empty: the
+  /// connector's public URL + /webhooks/bcb-pix/{merchant}/{acquirer}.
+  std::string url;
+  /// SHA-256 fingerprints (lower-case hex) of the client certificates the PSP presents when it
+  /// calls; empty: notifications are taken from anyone (each is only a hint, confirmed with
+  /// the PSP).
+  std::vector<std::string> certificate_sha256;
+};
+
+/// A merchants file entry of kind "bcb-pix" (docs/acquirers.md): the PSP and its notifications.
+struct BcbPixSettings final : Settings {
+  BcbPixOptions pix;
+  PixWebhookSettings webhook;
+  std::string identity() const override;
+};
+
+/// The kind "bcb-pix" (extension.hpp): its entries' settings, its acquirer, and its
+/// notifications on /webhooks/bcb-pix/{merchant}/{acquirer}[/pix].
+const Kind& bcb_pix_kind();
+/// The settings of an entry of that kind; null for another kind's.
+const BcbPixSettings* bcb_pix_settings(const Settings& settings);
+
+/// A charge a notification names, and whether it names devolucoes of its Pix too (a
+/// devolucao that ended is notified with the Pix it returns).
+struct PixHint {
+  std::string txid;
+  bool devolucoes = false;
+  bool operator==(const PixHint& o) const { return txid == o.txid && devolucoes == o.devolucoes; }
+};
+/// The distinct charges a notification names, at most kMaxHintsPerNotification of them; a Pix
+/// without a txid is none of the connector's charges. kInvalidArgument for a body that is not
+/// {"pix": [objects]}.
+Result<std::vector<PixHint>> read_pix_notification(std::string_view body);
+inline constexpr size_t kMaxHintsPerNotification = 100;
+/// Takes a notification for an entry (notifications.cpp): each charge it names is looked up and
+/// asked of the PSP, never believed.
+void take_pix_notification(const BcbPixSettings& settings, const Notification& notification);
 
 /// The PSP's notifications for the options' Pix key, through its API (PUT, GET, DELETE
 /// /webhook/{chave}): `url` registered (the PSP posts to it + "/pix"), what is registered (the

@@ -4,23 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "idempay/acquirers/extension.hpp"
 #include "idempay/domain/acquirer.hpp"
 #include "idempay/http/client.hpp"
 
 namespace idempay::acquirer {
-
-/// How authorizations with card tokens reach the acquirer through the gateway's Secure Proxy.
-struct SecureProxyOptions {
-  /// The proxy may be on loopback or a private network, over plain http (tests only; the
-  /// proxy URL's host was checked against --secure-proxy-allowed-hosts). Default: false
-  bool allow_private = false;
-  /// Extra PEM CA trusted for the proxy's TLS, besides the system store. Default: none
-  std::string extra_ca_file;
-};
-
-/// The HTTP client settings of an acquirer reached through the Secure Proxy: its extra CA
-/// trusted, no client certificate of idempay's own presented.
-http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy);
 
 /// An acquirer reached over HTTP with the stub's JSON protocol (see docs/acquirer-protocol.md).
 /// A non-empty `api_key` is sent as `Authorization: Bearer KEY` with every call. An
@@ -31,5 +19,9 @@ http::ClientOptions proxy_client_options(const SecureProxyOptions& proxy);
 std::unique_ptr<domain::Acquirer> make_http_acquirer(const std::string& base_url, std::chrono::milliseconds timeout,
                                              const std::string& api_key = {},
                                                      SecureProxyOptions proxy = {});
+
+/// The kind "http" (extension.hpp): an entry's `url` and `apiKey`, its acquirer over idempay's
+/// own protocol; no webhook route of its own (its events come to /webhooks/acquirer).
+const Kind& http_kind();
 
 }  // namespace idempay::acquirer

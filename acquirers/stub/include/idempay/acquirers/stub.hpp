@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "idempay/acquirers/extension.hpp"
 #include "idempay/domain/acquirer.hpp"
 
 namespace idempay::acquirer {
@@ -65,5 +66,9 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The kind "stub" (extension.hpp): an entry with no settings, served by the in-process stub
+/// the environment holds.
+const Kind& stub_kind();
 
 }  // namespace idempay::acquirer

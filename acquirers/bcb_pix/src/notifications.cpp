@@ -1,15 +1,18 @@
-#include "pix_notifications.hpp"
-
+// An API Pix PSP's notifications (POST {webhookUrl}/pix, body {"pix": [{txid, endToEndId,
+// valor, horario, devolucoes?}]}). The document protects them only with mutual TLS, so each is
+// a hint: the payment a txid names is asked of the PSP itself (GET /cob/{txid}), and nothing
+// in the body — amount, status — is believed.
+#include <algorithm>
 #include <atomic>
-#include <memory>
 #include <map>
+#include <memory>
 
 #include "idempay/acquirers/bcb_pix.hpp"
 #include "idempay/base/json_read.hpp"
-#include "idempay/base/json_writer.hpp"
 #include "idempay/http/problem.hpp"
+#include "idempay/metrics/metrics.hpp"
 
-namespace idempay::ppp {
+namespace idempay::acquirer {
 
 namespace {
 
@@ -26,9 +29,9 @@ struct Tally {
   std::atomic<size_t> unconfirmed{0};
   http::Responder respond;
 
-  void add(const actors::Reply& reply) {
-    bool settled = reply.outcome == actors::Outcome::kNotFound;  // not one of ours: nothing to do
-    if (reply.outcome == actors::Outcome::kDone) {
+  void add(const domain::Reply& reply) {
+    bool settled = reply.outcome == domain::Outcome::kNotFound;  // not one of ours: nothing to do
+    if (reply.outcome == domain::Outcome::kDone) {
       auto answer = JsonValue::parse(reply.body);
       settled = answer && answer->string_or("status") != "undefined";
     }
@@ -85,20 +88,49 @@ Result<std::vector<PixHint>> read_pix_notification(std::string_view body) {
   return hints;
 }
 
-void confirm_pix_notification(actors::PaymentService& service, const std::string& merchant,
-                              std::vector<PixHint> hints, const http::Responder& respond) {
+namespace {
+
+// Has the payment of every txid of `merchant` confirmed with its PSP, then answers: 200 when
+// each is known final (or is not one of the connector's charges), 503 while any is not yet
+// confirmed or could not be asked (the PSP tries again later). A charge named with devolucoes
+// has the refunds still in flight of its payment asked of the PSP too, so that each is
+// recorded done as soon as the PSP says so (the gateway's retry then hears it).
+void confirm(domain::AcquirerEvents& events, const std::string& merchant, std::vector<PixHint> hints,
+             const http::Responder& respond) {
   if (hints.empty()) {
     return respond(http::Response(200, R"({"status":"received"})"));
   }
   auto tally = std::make_shared<Tally>(hints.size(), respond);
   for (auto& hint : hints) {
-    std::string reference = acquirer::pix_reference(hint.txid);
+    std::string reference = pix_reference(hint.txid);
     if (hint.devolucoes) {
-      service.resume_refunds_by_reference(reference, merchant);
+      events.resume_refunds_by_reference(reference, merchant);
     }
-    service.hint_by_reference(std::move(reference), merchant,
-                              [tally](actors::Reply reply) { tally->add(reply); });
+    events.hint_by_reference(std::move(reference), merchant, [tally](domain::Reply reply) { tally->add(reply); });
   }
 }
 
-}  // namespace idempay::ppp
+}  // namespace
+
+// From the PSP's pinned client certificate when the entry names any, bounded, and only hints.
+void take_pix_notification(const BcbPixSettings& settings, const Notification& n) {
+  constexpr size_t kMaxNotificationBytes = 64 * 1024;
+  const auto& pinned = settings.webhook.certificate_sha256;
+  if (!pinned.empty() && std::find(pinned.begin(), pinned.end(), n.request.client_certificate_sha256) == pinned.end()) {
+    metrics::count_webhook("bad-certificate");
+    return n.respond(http::problem(403, "Forbidden", "this notification needs the PSP's client certificate"));
+  }
+  if (n.request.body.size() > kMaxNotificationBytes) {
+    metrics::count_webhook("too-large");
+    return n.respond(http::problem(413, "Payload Too Large", "notifications are limited to 64 KiB"));
+  }
+  auto hints = read_pix_notification(n.request.body);
+  if (!hints) {
+    metrics::count_webhook("malformed");
+    return n.respond(http::problem(400, "Bad Request", hints.error().message));
+  }
+  metrics::count_webhook("pix-hint");
+  confirm(n.events, n.merchant, std::move(*hints), n.respond);
+}
+
+}  // namespace idempay::acquirer

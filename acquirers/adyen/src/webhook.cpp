@@ -1,5 +1,9 @@
-#include "adyen_notifications.hpp"
-
+// Adyen's standard notifications (Webhooks v1) for a merchant's adyen acquirer: every item's
+// HMAC signature checked before anything else, then each applied through the inbox: an
+// AUTHORISATION or an OFFER_CLOSED (a boleto expired unpaid) decides a payment still undefined
+// (never one decided already), a report on a capture, refund or cancellation goes into the
+// payment's trail — a failure where operators look. Answered "[accepted]" once every item is
+// durable.
 #include <atomic>
 #include <memory>
 
@@ -11,14 +15,14 @@
 #include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
 
-namespace idempay::ppp {
+namespace idempay::acquirer {
 
 namespace {
 
 constexpr size_t kMaxNotificationBytes = 64 * 1024;
 
 // Basic authentication as configured, compared in constant time over digests.
-bool basic_auth_matches(const config::AdyenNotificationSettings& settings, std::string_view header) {
+bool basic_auth_matches(const AdyenNotificationSettings& settings, std::string_view header) {
   if (settings.username.empty()) {
     return true;
   }
@@ -28,14 +32,14 @@ bool basic_auth_matches(const config::AdyenNotificationSettings& settings, std::
 }
 
 // Modifications a payment's operations may fail with after Adyen accepted them.
-bool reports_failure(const acquirer::AdyenNotification& n) {
+bool reports_failure(const AdyenNotification& n) {
   const std::string& e = n.event_code;
   return n.success != "true" || e == "CAPTURE_FAILED" || e == "REFUND_FAILED" || e == "REFUNDED_REVERSED" ||
          e == "CHARGEBACK" || e == "NOTIFICATION_OF_CHARGEBACK" || e == "SECOND_CHARGEBACK";
 }
 
 // What the payment's trail says of a report: the event, its outcome, amount and references.
-std::string report_text(const acquirer::AdyenNotification& n) {
+std::string report_text(const AdyenNotification& n) {
   std::string text = "Adyen " + n.event_code + (n.success == "true" ? "" : " (success false)") + ": " + n.value + " " +
                      n.currency + " minor units, pspReference " + n.psp_reference;
   if (!n.reason.empty()) {
@@ -44,17 +48,16 @@ std::string report_text(const acquirer::AdyenNotification& n) {
   return text;
 }
 
-actors::AcquirerEvent event_of(const acquirer::AdyenNotification& n, const std::string& merchant,
-                               const config::AcquirerEntry& entry) {
-  actors::AcquirerEvent event;
+domain::AcquirerEvent event_of(const AdyenNotification& n, const Notification& from) {
+  domain::AcquirerEvent event;
   // Adyen sends an event again until it hears [accepted]: the same event has the same id. It
   // is scoped to the payment the item names, which only its owner's path may reach (the
   // sender below): nobody else's item can take the id first and make this one a duplicate.
   event.event_id =
       "adyen/" + n.merchant_reference + "/" + n.psp_reference + "/" + n.event_code + "/" + n.success;
-  event.sender = merchant;
-  event.sender_route = config::named_route(entry.name);
-  event.body_hash = crypto::to_hex(crypto::sha256(acquirer::adyen_signing_payload(n)));
+  event.sender = from.merchant;
+  event.sender_route = from.route;
+  event.body_hash = crypto::to_hex(crypto::sha256(adyen_signing_payload(n)));
   // An offer closed (a boleto expired unpaid, a redirect abandoned) is a payment that will not
   // be made: it decides an undefined payment as an AUTHORISATION refused does.
   bool closed = n.event_code == "OFFER_CLOSED" && n.success == "true";
@@ -90,10 +93,10 @@ struct Tally {
   std::atomic<size_t> conflicts{0};
   http::Responder respond;
 
-  void add(const actors::Reply& reply) {
-    if (reply.outcome == actors::Outcome::kConflict) {
+  void add(const domain::Reply& reply) {
+    if (reply.outcome == domain::Outcome::kConflict) {
       ++conflicts;
-    } else if (reply.outcome != actors::Outcome::kDone && reply.outcome != actors::Outcome::kNotFound) {
+    } else if (reply.outcome != domain::Outcome::kDone && reply.outcome != domain::Outcome::kNotFound) {
       ++unsaved;
     }
     if (--left == 0) {
@@ -116,10 +119,10 @@ struct Tally {
 
 }  // namespace
 
-void take_adyen_notification(actors::PaymentService& service, const std::string& merchant,
-                             const config::AcquirerEntry& entry, const http::Request& request,
-                             const http::Responder& respond) {
-  const auto& settings = entry.adyen_notifications;
+void take_adyen_notification(const AdyenSettings& entry, const Notification& n) {
+  const http::Request& request = n.request;
+  const http::Responder& respond = n.respond;
+  const auto& settings = entry.notifications;
   if (!basic_auth_matches(settings, request.header("authorization"))) {
     metrics::count_webhook("bad-credentials");
     return respond(http::problem(401, "Unauthorized", "notification credentials missing or wrong"));
@@ -128,34 +131,34 @@ void take_adyen_notification(actors::PaymentService& service, const std::string&
     metrics::count_webhook("too-large");
     return respond(http::problem(413, "Payload Too Large", "notifications are limited to 64 KiB"));
   }
-  auto items = acquirer::read_adyen_notifications(request.body);
+  auto items = read_adyen_notifications(request.body);
   if (!items) {
     metrics::count_webhook("malformed");
     return respond(http::problem(400, "Bad Request", items.error().message));
   }
   // Every signature first: one forged item and nothing of the notification is taken.
   for (const auto& item : *items) {
-    if (!acquirer::adyen_signature_valid(item, settings.hmac_keys)) {
+    if (!adyen_signature_valid(item, settings.hmac_keys)) {
       metrics::count_webhook("bad-signature");
       return respond(http::problem(401, "Unauthorized", "an item's hmacSignature is missing or invalid"));
     }
   }
   auto tally = std::make_shared<Tally>(items->size(), respond);
   for (const auto& item : *items) {
-    if (item.merchant_account != entry.adyen.merchant_account) {
+    if (item.merchant_account != entry.options.merchant_account) {
       metrics::count_webhook("other-account");  // Adyen's, signed, for another account: not ours
-      tally->add(actors::Reply{actors::Outcome::kDone, ""});
+      tally->add(domain::Reply{domain::Outcome::kDone, ""});
       continue;
     }
     metrics::count_webhook("verified");
-    actors::AcquirerEvent event = event_of(item, merchant, entry);
+    domain::AcquirerEvent event = event_of(item, n);
     if (event.report_is_failure) {
       spdlog::error("adyen: {} for payment {} of merchant account {}", event.report, item.merchant_reference,
                     item.merchant_account);
     }
-    service.ingest_by_reference(acquirer::adyen_reference(item.merchant_account, item.merchant_reference),
-                                std::move(event), [tally](actors::Reply reply) { tally->add(reply); });
+    n.events.ingest_by_reference(adyen_reference(item.merchant_account, item.merchant_reference),
+                                std::move(event), [tally](domain::Reply reply) { tally->add(reply); });
   }
 }
 
-}  // namespace idempay::ppp
+}  // namespace idempay::acquirer

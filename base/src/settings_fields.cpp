@@ -1,11 +1,11 @@
-#include "json_fields.hpp"
+#include "idempay/base/settings_fields.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "idempay/base/private_files.hpp"
 
-namespace idempay::config {
+namespace idempay::settings {
 
 Error invalid(const std::string& where, const std::string& what) {
   return Error{ErrorCode::kInvalidArgument, where + ": " + what};
@@ -92,4 +92,4 @@ Status only_known_fields(const JsonValue& m, std::initializer_list<std::string_v
   return {};
 }
 
-}  // namespace idempay::config
+}  // namespace idempay::settings

@@ -1,6 +1,6 @@
 #pragma once
-// Reading the configuration files' members: strings, booleans, lists and secrets, each with
-// an error that names the place.
+// Reading a configuration file's members (the merchants file, an acquirer entry's settings):
+// strings, booleans, lists and secrets, each with an error that names the place.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "idempay/base/error.hpp"
 #include "idempay/base/json_read.hpp"
 
-namespace idempay::config {
+namespace idempay::settings {
 
 /// kInvalidArgument: "`where`: `what`".
 Error invalid(const std::string& where, const std::string& what);
@@ -29,4 +29,4 @@ Result<bool> optional_bool(const JsonValue& m, std::string_view name, const std:
 /// Every member of `m` is one of `known`, else an error naming the first that is not.
 Status only_known_fields(const JsonValue& m, std::initializer_list<std::string_view> known, const std::string& where);
 
-}  // namespace idempay::config
+}  // namespace idempay::settings
