@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace idempay::testing {
@@ -20,6 +21,12 @@ public:
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
+  /// Writes `text` to the file `name` in the directory; its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string path = path_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
 
 private:
   std::string path_;

@@ -18,18 +18,12 @@
 namespace idempay::acquirer {
 namespace {
 
-std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& text) {
-  std::string path = dir.path() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 const std::string kLongToken(40, 't');
 
 TEST(AcquirerKindsTest, AcquirersByMethodEachOfAKindWithItsOwnFields) {
   testing::TempDir dir;
-  auto secret = write_file(dir, "psp-secret", "s3cret\n");
-  auto path = write_file(dir, "m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": ")" + kLongToken + R"(",
+  auto secret = dir.write("psp-secret", "s3cret\n");
+  auto path = dir.write("m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": ")" + kLongToken + R"(",
       "acquirers": [
         {"name": "pix", "kind": "bcb-pix", "methods": ["Pix"], "baseUrl": "https://pix.psp.example/api/v2",
          "tokenUrl": "https://pix.psp.example/oauth/token", "clientId": "id", "clientSecretFile": ")" + secret + R"(",
@@ -102,7 +96,7 @@ TEST(AcquirerKindsTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
   };
   for (const auto& [list, named] : cases) {
     std::string text = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirers": )" + list + "}]}";
-    auto file = config::load_merchant_file(write_file(dir, "bad.json", text), acquirer_kinds());
+    auto file = config::load_merchant_file(dir.write("bad.json", text), acquirer_kinds());
     ASSERT_FALSE(file) << list;
     EXPECT_NE(file.error().message.find(named), std::string::npos) << file.error().message;
     EXPECT_NE(file.error().message.find("merchants[0]"), std::string::npos) << "the place is named";

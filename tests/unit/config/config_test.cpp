@@ -13,12 +13,6 @@
 namespace idempay::config {
 namespace {
 
-std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& text) {
-  std::string path = dir.path() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 const std::string kLongToken(40, 't');
 
 // A kind the test defines (acquirers/extension.hpp): the merchants file reads an entry's name,
@@ -48,7 +42,7 @@ const AcquirerKinds kKinds{&kTestKind};
 
 TEST(MerchantsFileTest, ReadsMerchantsOperatorsAndTheirSettings) {
   testing::TempDir dir;
-  auto path = write_file(dir, "m.json", R"({"merchants": [
+  auto path = dir.write("m.json", R"({"merchants": [
       {"name": "shop", "appKey": "k1", "appToken": ")" + kLongToken + R"(", "requireSecureProxy": true,
        "manualOperations": ["refund"], "testSuite": "refuse"},
       {"name": "suite", "appKey": "", "appToken": "", "testSuite": "only"},
@@ -73,7 +67,7 @@ TEST(MerchantsFileTest, ReadsMerchantsOperatorsAndTheirSettings) {
 
 TEST(MerchantsFileTest, AGuessableTokenIsAcceptedWithAWarning) {
   testing::TempDir dir;
-  auto path = write_file(dir, "m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "hunter2"}]})");
+  auto path = dir.write("m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "hunter2"}]})");
   auto file = load_merchant_file(path, kKinds);
   ASSERT_TRUE(file);
   ASSERT_EQ(file->warnings.size(), 1u);
@@ -96,7 +90,7 @@ TEST(MerchantsFileTest, AFileWithAnErrorIsRefusedWholeNamingThePlace) {
       {R"({"merchants": [{"name": "a", "appKey": "k", "appToken": "t", "appToken": "u"}]})", "twice"},
   };
   for (const auto& [text, named] : cases) {
-    auto file = load_merchant_file(write_file(dir, "bad.json", text), kKinds);
+    auto file = load_merchant_file(dir.write("bad.json", text), kKinds);
     ASSERT_FALSE(file) << text;
     EXPECT_NE(file.error().message.find(named), std::string::npos) << file.error().message;
   }
@@ -104,7 +98,7 @@ TEST(MerchantsFileTest, AFileWithAnErrorIsRefusedWholeNamingThePlace) {
 
 TEST(MerchantsFileTest, AcquirersByMethodEachReadByItsKind) {
   testing::TempDir dir;
-  auto path = write_file(dir, "m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": ")" + kLongToken + R"(",
+  auto path = dir.write("m.json", R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": ")" + kLongToken + R"(",
       "acquirers": [{"name": "pix", "kind": "test", "methods": ["Pix"], "url": "u1"},
                     {"name": "rest", "kind": "test"}]}]})");
   auto file = load_merchant_file(path, kKinds);
@@ -137,14 +131,14 @@ TEST(MerchantsFileTest, AcquirerEntriesWithAnErrorAreRefusedNamingIt) {
   };
   for (const auto& [list, named] : cases) {
     std::string text = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirers": )" + list + "}]}";
-    auto file = load_merchant_file(write_file(dir, "bad.json", text), kKinds);
+    auto file = load_merchant_file(dir.write("bad.json", text), kKinds);
     ASSERT_FALSE(file) << list;
     EXPECT_NE(file.error().message.find(named), std::string::npos) << file.error().message;
     EXPECT_NE(file.error().message.find("merchants[0]"), std::string::npos) << "the place is named";
   }
   std::string both = R"({"merchants": [{"name": "shop", "appKey": "k", "appToken": "t", "acquirer": "stub",
                           "acquirers": [{"name": "a", "kind": "test"}]}]})";
-  auto file = load_merchant_file(write_file(dir, "both.json", both), kKinds);
+  auto file = load_merchant_file(dir.write("both.json", both), kKinds);
   ASSERT_FALSE(file);
   EXPECT_NE(file.error().message.find("keep one"), std::string::npos);
 }
@@ -155,7 +149,7 @@ TEST(ManifestTest, TheDefaultOffersEveryMethodUnsplitAndAFileChoosesTerms) {
   EXPECT_EQ(defaults.methods.at("Pix").delay_to_cancel, 1800);
   EXPECT_NE(defaults.manifest_json.find("\"allowsSplit\":\"disabled\""), std::string::npos);
   testing::TempDir dir;
-  auto file = load_manifest(write_file(dir, "manifest.json", R"({"paymentMethods": [
+  auto file = load_manifest(dir.write("manifest.json", R"({"paymentMethods": [
       {"name": "Visa", "allowsSplit": "onCapture", "delayToAutoSettle": 3600}, {"name": "Pix"}]})"));
   ASSERT_TRUE(file) << file.error().message;
   EXPECT_EQ(file->methods.size(), 2u);
@@ -165,7 +159,7 @@ TEST(ManifestTest, TheDefaultOffersEveryMethodUnsplitAndAFileChoosesTerms) {
                           R"({"paymentMethods": [{"name": "Visa", "allowsSplit": "sometimes"}]})",
                           R"({"paymentMethods": [{"name": "Pix", "delayToCancel": 300}]})",
                           R"({"paymentMethods": []})"}) {
-    EXPECT_FALSE(load_manifest(write_file(dir, "bad.json", bad))) << bad;
+    EXPECT_FALSE(load_manifest(dir.write("bad.json", bad))) << bad;
   }
 }
 
