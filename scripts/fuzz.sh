@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (fuzz/) with clang, AddressSanitizer and UndefinedBehaviorSanitizer,
 # replays the regression inputs kept in fuzz/regressions/<target>/, then fuzzes each target for
 # SECONDS (default 20) from its seed corpus (fuzz/corpus/<target>/, copied: new inputs stay out
-# of the repository). A crash fails the script; its input is left in build-fuzz/crashes/.
+# of the repository), one target per core at a time. A crash fails the script; its input is
+# left in build-fuzz/crashes/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -16,9 +17,11 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$build/crashes"
-for t in "${targets[@]}"; do
+# One target: its regression inputs replayed, then fuzzed from a copy of its seed corpus.
+fuzz_one() {
+  local t=$1 work
   if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
-    "$build/fuzz/$t" fuzz/regressions/$t/* >/dev/null 2>&1 || { echo "$t: a regression input fails again"; exit 1; }
+    "$build/fuzz/$t" fuzz/regressions/$t/* >/dev/null 2>&1 || { echo "$t: a regression input fails again"; return 1; }
   fi
   work=$(mktemp -d)
   cp fuzz/corpus/$t/* "$work"/
@@ -26,8 +29,12 @@ for t in "${targets[@]}"; do
       -artifact_prefix="$build/crashes/$t-" "$work" >"$build/$t.log" 2>&1; then
     tail -n 40 "$build/$t.log"
     echo "$t: crashed; the input is in $build/crashes/"
-    exit 1
+    return 1
   fi
   echo "$t: $(grep -oP 'stat::number_of_executed_units:\s*\K\d+' "$build/$t.log") runs in ${seconds} s, no crash"
   rm -rf "$work"
-done
+}
+export -f fuzz_one
+export build seconds
+# libFuzzer runs a target on one thread: one target per core at a time.
+printf '%s\n' "${targets[@]}" | xargs -P "$(nproc)" -I{} bash -c 'fuzz_one {}'

@@ -17,7 +17,7 @@ build=(
 )
 test=(
   postgresql postgresql-client libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox prometheus
-  python3-pytest python3-jsonschema
+  python3-pytest python3-pytest-xdist python3-jsonschema
   wrk nginx-light haproxy procps zbar-tools rocksdb-tools spin clang libclang-rt-14-dev
   chromium chromium-driver python3-selenium fonts-dejavu-core
 )

@@ -1,5 +1,7 @@
 #include "idempay/http/client.hpp"
 
+#include "ascii.hpp"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -39,12 +41,6 @@ std::string_view ClientResponse::header(std::string_view lower_name) const {
 // -- one exchange ----------------------------------------------------------------------------
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // Idle keep-alive connections, by destination. Used only on the client's one I/O thread.
 template <class Stream>
@@ -201,7 +197,7 @@ private:
     out.status = res.result_int();
     out.body = std::move(res.body());
     for (const auto& field : res) {
-      out.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
+      out.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
     if (res.keep_alive()) {
       pool_.give(destination_, std::move(stream_));

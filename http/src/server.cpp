@@ -2,6 +2,8 @@
 // every connection runs on its own strand; replies from other threads are posted to it.
 #include "idempay/http/server.hpp"
 
+#include "ascii.hpp"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -75,17 +77,6 @@ void Responder::operator()(Response response) const {
 // -- Server ---------------------------------------------------------------------------------
 
 namespace {
-
-// Header names are ASCII tokens (RFC 9110): folding them needs no locale.
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
 
 Response plain_error(unsigned status, std::string_view code, std::string_view message) {
   JsonWriter w;
@@ -614,7 +605,7 @@ private:
     request.request_id = request_id_;
     request.client_certificate_sha256 = client_certificate_;
     for (const auto& field : req) {
-      request.headers.push_back(Header{lower(field.name_string()), std::string(field.value())});
+      request.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
     request.body = std::move(req.body());
     lowest().expires_never();  // the handler's own deadlines govern from here

@@ -2,6 +2,8 @@
 // request line or header could be split with is refused here, once, before a URL is stored.
 #include "idempay/http/url.hpp"
 
+#include "ascii.hpp"
+
 #include <algorithm>
 
 #include <boost/asio/ip/address.hpp>
@@ -15,16 +17,6 @@ namespace {
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = lower_ascii(c);
-  }
-  return out;
-}
 
 // RFC 3986 pchar plus '/' and '?': unreserved, sub-delims, ':' and '@'; '%' is checked apart.
 bool is_uri_char(char c) {
@@ -120,7 +112,7 @@ Result<std::string> parse_port(std::string_view text) {
 Result<Url> Url::parse(std::string_view url) {
   Url out;
   auto colon = url.find("://");
-  std::string scheme = lower(url.substr(0, colon == std::string_view::npos ? 0 : colon));
+  std::string scheme = ascii_lower(url.substr(0, colon == std::string_view::npos ? 0 : colon));
   if (scheme == "https") {
     out.tls = true;
     out.port = "443";
@@ -166,7 +158,7 @@ Result<Url> Url::parse(std::string_view url) {
         return make_error(ErrorCode::kInvalidArgument, "bad IPv4 literal in URL");
       }
     } else if (is_host_name(host)) {
-      out.host = lower(host);
+      out.host = ascii_lower(host);
     } else {
       return make_error(ErrorCode::kInvalidArgument, "URL needs a valid host name");
     }
@@ -247,7 +239,7 @@ Result<HostAllowlist> HostAllowlist::parse(std::string_view list) {
       }
       out.entries_.push_back(std::move(ip));
     } else if (is_host_name(bare.front() == '.' ? bare.substr(1) : bare)) {
-      out.entries_.push_back(lower(bare));
+      out.entries_.push_back(ascii_lower(bare));
     } else {
       return make_error(ErrorCode::kInvalidArgument, "allowed host '" + std::string(entry) + "' is not a host name");
     }

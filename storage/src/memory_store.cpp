@@ -17,13 +17,13 @@ namespace idempay::storage {
 
 namespace {
 
-using PendingCommit = std::pair<Batch, CommitCallback>;
+using MemoryCommit = std::pair<Batch, CommitCallback>;
 
 class MemoryStore final : public Store {
 public:
   explicit MemoryStore(size_t keyspaces)
       : spaces_(keyspaces),
-        committer_("idempay-commit", {[this](std::vector<PendingCommit>& group) { complete(group); }, 0, {}, {}}) {}
+        committer_("idempay-commit", {[this](std::vector<MemoryCommit>& group) { complete(group); }, 0, {}, {}}) {}
 
   ~MemoryStore() override {
     readers_.stop();
@@ -47,7 +47,7 @@ public:
     if (auto known = known_keyspaces(batch, spaces_.size()); !known) {
       return done(tl::unexpected(known.error()));
     }
-    PendingCommit pending{std::move(batch), std::move(done)};
+    MemoryCommit pending{std::move(batch), std::move(done)};
     if (!committer_.push(pending)) {
       pending.second(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
@@ -94,7 +94,7 @@ private:
   }
 
   // Completes each commit in turn, on a thread of its own, as the real stores do.
-  void complete(std::vector<PendingCommit>& group) {
+  void complete(std::vector<MemoryCommit>& group) {
     for (auto& [batch, done] : group) {
       done(apply(batch));
     }
@@ -125,7 +125,7 @@ private:
   std::mutex mutex_;  // guards the data
   std::vector<std::map<std::string, Versioned>> spaces_;
   ReaderThreads readers_{1};
-  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
+  CommitThread<MemoryCommit> committer_;  // starts after everything it uses exists
 };
 
 }  // namespace

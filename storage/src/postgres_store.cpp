@@ -685,7 +685,7 @@ Status migrate(Connection& c, const Tables& t) {
   return {};
 }
 
-struct PendingCommit {
+struct PostgresCommit {
   Batch batch;
   CommitCallback done;
 };
@@ -701,7 +701,7 @@ public:
         read_only_(read_only),
         readers_(std::max<size_t>(reader_threads, 1)),
         committer_("idempay-commit",
-                   {[this](std::vector<PendingCommit>& group) { commit_group(group); }, kMaxGroup, {}, {}}) {}
+                   {[this](std::vector<PostgresCommit>& group) { commit_group(group); }, kMaxGroup, {}, {}}) {}
 
   ~PostgresStore() override {
     readers_.stop();
@@ -757,7 +757,7 @@ public:
     if (auto k = known_keyspaces(batch, tables_.names.size()); !k) {
       return done(tl::unexpected(k.error()));
     }
-    PendingCommit pending{std::move(batch), std::move(done)};
+    PostgresCommit pending{std::move(batch), std::move(done)};
     if (!committer_.push(pending)) {
       pending.done(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
@@ -807,7 +807,7 @@ private:
 
   // BEGIN, and the etag of every key some condition of `group` needs, read and locked in
   // one round trip.
-  Result<std::map<std::pair<size_t, std::string>, uint64_t>> read_etags(const std::vector<PendingCommit>& group) {
+  Result<std::map<std::pair<size_t, std::string>, uint64_t>> read_etags(const std::vector<PostgresCommit>& group) {
     // Sorted, so that rows are always locked in the same order.
     std::map<size_t, std::set<std::string>> keys;
     for (const auto& p : group) {
@@ -838,7 +838,7 @@ private:
     return etags;
   }
 
-  void commit_group(std::vector<PendingCommit>& group) {
+  void commit_group(std::vector<PostgresCommit>& group) {
     std::vector<CommitResult> results;
     auto started = std::chrono::steady_clock::now();
     for (int attempt = 1;; ++attempt) {
@@ -859,7 +859,7 @@ private:
 
   // One transaction for the whole group; `results` gets each batch's etags or its conflict.
   // A failed attempt leaves no transaction open.
-  Status try_group(const std::vector<PendingCommit>& group, std::vector<CommitResult>& results) {
+  Status try_group(const std::vector<PostgresCommit>& group, std::vector<CommitResult>& results) {
     results.clear();
     auto stored = read_etags(group);
     if (!stored) {
@@ -899,7 +899,7 @@ private:
   std::unique_ptr<ConnectionPool> pool_;  // the readers'; outlives the threads (joined first)
   bool read_only_;
   ReaderThreads readers_;
-  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
+  CommitThread<PostgresCommit> committer_;  // starts after everything it uses exists
 };
 
 }  // namespace

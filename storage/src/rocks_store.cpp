@@ -77,7 +77,7 @@ Error unavailable(const rocksdb::Status& s) {
   return Error{ErrorCode::kUnavailable, "storage failure: " + s.ToString()};
 }
 
-struct PendingCommit {
+struct RocksCommit {
   Batch batch;
   CommitCallback done;
   bool sync = true;
@@ -180,7 +180,7 @@ public:
     if (auto k = known_keyspaces(batch, handles_.size()); !k) {
       return done(tl::unexpected(k.error()));
     }
-    PendingCommit pending{std::move(batch), std::move(done), sync};
+    RocksCommit pending{std::move(batch), std::move(done), sync};
     if (!committer_.push(pending)) {
       pending.done(make_error(ErrorCode::kUnavailable, "store is closing"));
     }
@@ -240,9 +240,9 @@ private:
 
   // Every group in one synced write; while unhealthy, the committer also wakes once a second
   // with nothing queued, to try to resume.
-  CommitThread<PendingCommit>::Hooks committer_hooks() {
-    CommitThread<PendingCommit>::Hooks hooks;
-    hooks.commit = [this](std::vector<PendingCommit>& group) { commit_group(group); };
+  CommitThread<RocksCommit>::Hooks committer_hooks() {
+    CommitThread<RocksCommit>::Hooks hooks;
+    hooks.commit = [this](std::vector<RocksCommit>& group) { commit_group(group); };
     hooks.idle_for = [this] { return healthy_ ? std::nullopt : std::optional<std::chrono::milliseconds>(kResumeInterval); };
     hooks.wake = [this] {
       if (!healthy_) {
@@ -311,7 +311,7 @@ private:
   // Stages each batch whose conditions hold (against the store plus the batches staged
   // before it in this group), writes all staged batches with one synced write, then
   // completes every caller.
-  void commit_group(std::vector<PendingCommit>& group) {
+  void commit_group(std::vector<RocksCommit>& group) {
     rocksdb::WriteBatch wb;
     StagedEtags staged;
     std::vector<CommitResult> results;
@@ -378,7 +378,7 @@ private:
   bool out_of_space_ = false;
   std::chrono::steady_clock::time_point last_space_note_;
   ReaderThreads readers_;
-  CommitThread<PendingCommit> committer_;  // starts after everything it uses exists
+  CommitThread<RocksCommit> committer_;  // starts after everything it uses exists
 };
 
 // RocksDB's own messages go to the service's log, never to a LOG file in the data directory:
