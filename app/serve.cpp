@@ -14,6 +14,7 @@
 #include "idempay/acquirers/kinds.hpp"
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/admin/operator_api.hpp"
+#include "idempay/answers/answers.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/webhooks.hpp"
 #include "idempay/cli/process.hpp"
@@ -393,6 +394,7 @@ private:
     }
     auto options = service_options(config_, legacy_owner_, shared_store_);
     options.methods = manifest_.methods;
+    options.answers = &answers_;
     if (config_.event_log != "off") {
       auto events = observability::make_event_log(config_.event_log);
       if (!events) {
@@ -495,7 +497,7 @@ private:
     }
     o.access_log = observability::observe_requests(std::move(o.access_log), metrics_endpoint_ != nullptr);
     o.errors = [](unsigned status, std::string_view code, std::string_view message) {
-      return http::Response(status, idempay::ppp::write_error(code, message));
+      return http::Response(status, answers::write_error(code, message));
     };
     if (!config_.tls_cert.empty() || !config_.tls_key.empty()) {
       http::TlsListenerOptions tls;
@@ -613,6 +615,7 @@ private:
   std::unique_ptr<ppp::HttpCallbackTransport> transport_;
   std::unique_ptr<metrics::Endpoint> metrics_endpoint_;
   std::unique_ptr<observability::MeteredAcquirerRoutes> metered_acquirers_;
+  answers::PppAnswers answers_;  // before the service, which writes its answers with it
   std::unique_ptr<actors::PaymentService> service_;
   std::unique_ptr<ppp::Onboarding> onboarding_;
   std::unique_ptr<ppp::PppHandler> ppp_handler_;

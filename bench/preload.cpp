@@ -14,6 +14,7 @@
 
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/answers/answers.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/storage/store.hpp"
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
   acquirer::StubAcquirer stub;
   NoCallbacks transport;
   actors::ServiceOptions options;
+  static const answers::PppAnswers kAnswers;
+  options.answers = &kAnswers;
   options.idle_timeout = std::chrono::milliseconds(200);  // keep the live actors few
   actors::PaymentService service(**store, stub, transport, options);
   if (auto started = service.start(); !started) {

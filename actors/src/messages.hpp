@@ -57,7 +57,7 @@ private:
     explicit State(ReplyFn f) : fn(std::move(f)) {}
     ~State() {
       if (!done.exchange(true)) {
-        fn(error_reply(Outcome::kRetry, "unavailable", "the payment engine stopped; retry"));
+        fn(refusal(Refusal::kUnavailable, "the payment engine stopped; retry"));
       }
     }
     ReplyFn fn;

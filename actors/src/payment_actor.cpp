@@ -183,7 +183,7 @@ std::optional<size_t> position_of(const storage::Batch& batch, storage::Keyspace
 void PaymentActor::carry_out(Decision&& d, const char* crash_at) {
   if (auto broken = broken_invariant(payment_, d); !broken.empty()) {
     report_broken_invariant(id(), broken);
-    reply_all(error_reply(Outcome::kRetry, "internal-error", "an internal rule did not hold; nothing was done"));
+    reply_all(refusal(Refusal::kInvariantBroken, "an internal rule did not hold; nothing was done"));
     return finish();
   }
   for (auto& e : std::exchange(d.noted, {})) {
@@ -314,7 +314,7 @@ void PaymentActor::on_answer_deadline(uint64_t attempt) {
   }
   past_deadline_ = true;
   told_undefined_ = true;  // the outcome then goes out by callback
-  reply_all(undefined_answer(id()));
+  reply_all(undefined_answer(id(), ctx_.core));
   waiters_.clear();
 }
 
@@ -344,7 +344,7 @@ void PaymentActor::call_authorize() {
           // Outcome unknown: the record stays unresolved, the callers hear "undefined", and
           // the acquirer's status call under the same key settles it in the background.
           spdlog::warn("payment {}: acquirer call failed: {}", me->id(), result.error().message);
-          return me->carry_out(authorize_failed(me->payment_, result.error(), me->inflight_merchant_));
+          return me->carry_out(authorize_failed(me->payment_, result.error(), me->inflight_merchant_, me->ctx_.core));
         }
         fault::crash_point("after-acquirer");
         if (me->shared()) {

@@ -55,7 +55,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     if (past_deadline_) {  // its callers were told `undefined` already: so is this one, now
       audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                              "undefined while the acquirer is still answering")));
-      return cmd.sink.deliver(undefined_answer(id()));
+      return cmd.sink.deliver(undefined_answer(id(), ctx_.core));
     }
     audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                            "joined the call in flight")));
@@ -66,7 +66,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     // Being reconciled in the background: answer "not known yet" now instead of waiting.
     audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                            "undefined while reconciling")));
-    return cmd.sink.deliver(undefined_answer(id()));
+    return cmd.sink.deliver(undefined_answer(id(), ctx_.core));
   }
   if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); });
@@ -83,7 +83,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
   if (d.next == Next::kFollow) {
     // Another instance is authorizing it: its outcome is this request's answer too.
     auto again = [me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); };
-    return follow_later(cmd.sink, cmd.follow_until, undefined_answer(id()), std::move(again));
+    return follow_later(cmd.sink, cmd.follow_until, undefined_answer(id(), ctx_.core), std::move(again));
   }
   begin(Flow::kCreate, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_create, cmd, shared()));
   waiters_.push_back(cmd.sink);
@@ -158,7 +158,7 @@ void PaymentActor::on_terminal(TerminalCommand&& cmd) {
   if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_terminal(std::move(cmd)); });
   }
-  Decision d = submit_terminal(payment_, cmd.serial, now_unix_ms());
+  Decision d = submit_terminal(payment_, cmd.serial, ctx_.core, now_unix_ms());
   if (!d.commits()) {
     return answer_now(std::move(d), cmd.sink);
   }
@@ -213,7 +213,7 @@ void PaymentActor::on_operate(OperateCommand&& cmd) {
         auto sink = cmd.sink;
         auto again = [me, cmd]() mutable { me->on_operate(std::move(cmd)); };
         // Then the operation's own refusal (a 500, which the gateway retries).
-        auto give_up = operation_refusal(cmd.request, "in-progress",
+        auto give_up = operation_refusal(cmd.request, Refusal::kInProgress,
                                          "another instance is carrying out a request for this payment; retry");
         me->follow_later(sink, cmd.follow_until, std::move(give_up), std::move(again));
       };
@@ -415,7 +415,7 @@ void PaymentActor::on_owner_action(OwnerActionCommand&& cmd) {
   if (!d.answer) {
     bool acted = cmd.act(id());
     d.answer = acted ? Reply{Outcome::kDone, "{}"}
-                     : error_reply(Outcome::kConflict, "not-acted", "the acquirer did not act on the payment");
+                     : refusal(Refusal::kNotActed, "the acquirer did not act on the payment");
   }
   answer_now(std::move(d), cmd.sink);
 }

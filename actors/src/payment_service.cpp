@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/domain/deliveries.hpp"
+#include "idempay/base/assert.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/metrics/metrics.hpp"
@@ -143,6 +144,8 @@ Status PaymentService::start(std::string public_url) {
   ctx.on_event = impl_->options.on_event;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
   ctx.core.methods = impl_->options.methods;
+  ctx.core.answers = impl_->options.answers;
+  IDEMPAY_ASSERT(ctx.core.answers != nullptr, "ServiceOptions::answers is required");
   ctx.core.instance = impl_->options.instance;
   ctx.core.lease_ms = impl_->options.lease.count();
   ctx.sweep_interval = impl_->options.sweep_interval;
@@ -184,7 +187,7 @@ template <class Atom, class Command>
 void route(Directory* directory, const std::string& payment_id, Atom atom, Command&& command) {
   if (!directory) {
     command.sink.deliver(
-        error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+        refusal(Refusal::kUnavailable, "the payment engine is not running"));
     return;
   }
   directory->send(payment_id, atom, std::move(command));
@@ -285,7 +288,7 @@ void PaymentService::resume_refunds_by_reference(std::string reference, std::str
 void PaymentService::find_reference(std::string reference, std::function<void(std::string, ReplyFn)> then,
                                     ReplyFn reply) {
   if (impl_->live() == nullptr) {
-    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+    return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   // The store outlives the queued reads' use of the service: it is closed first (serve.cpp).
   impl_->store.read_async([reference = std::move(reference), then = std::move(then),
@@ -320,7 +323,7 @@ void PaymentService::act_as_owner(std::string payment_id, std::string merchant, 
 void PaymentService::replay_delivery(std::string delivery_id, std::function<bool(const domain::OutboxEntry&)> visible,
                                      ReplyFn reply) {
   if (impl_->live() == nullptr) {
-    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+    return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   caf::actor dispatcher = impl_->context.dispatcher;
   impl_->store.read_async([id = std::move(delivery_id), visible = std::move(visible), reply = std::move(reply),
@@ -328,7 +331,7 @@ void PaymentService::replay_delivery(std::string delivery_id, std::function<bool
     auto replayed = domain::replay_dead_letter(store, id, visible);
     if (!replayed) {
       const Error& e = replayed.error();
-      return reply(e.code == ErrorCode::kConflict ? error_reply(Outcome::kConflict, "conflict", e.message)
+      return reply(e.code == ErrorCode::kConflict ? refusal(Refusal::kConflict, e.message)
                                                   : error_reply(e));
     }
     JsonWriter w;
@@ -351,12 +354,12 @@ void PaymentService::submit_terminal(std::string payment_id, std::string_view to
 
 void PaymentService::health(ReplyFn reply) {
   if (impl_->live() == nullptr) {
-    return reply(error_reply(Outcome::kRetry, "unavailable", "the payment engine is not running"));
+    return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   // Nothing of the failure (a database's address) goes to an unauthenticated caller.
   auto answer = [instance = impl_->context.core.instance](bool ok) {
     return ok ? Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + R"("})"}
-              : error_reply(Outcome::kRetry, "store-unavailable", "the store does not answer");
+              : refusal(Refusal::kStoreUnavailable, "the store does not answer");
   };
   auto state = impl_->health;
   bool fresh = now_unix_ms() - state->checked_at.load() < HealthState::kHealthFresh;
@@ -404,17 +407,17 @@ void PaymentService::Impl::probe_writes(std::function<void()> then) {
 
 void PaymentService::readiness(ReplyFn reply) {
   if (impl_->live() == nullptr) {
-    return reply(error_reply(Outcome::kRetry, "starting", "the payment engine is not running"));
+    return reply(refusal(Refusal::kStarting, "the payment engine is not running"));
   }
   if (impl_->draining.load()) {
-    return reply(error_reply(Outcome::kRetry, "draining", "this instance is shutting down"));
+    return reply(refusal(Refusal::kDraining, "this instance is shutting down"));
   }
   impl_->probe_writes(nullptr);
   const auto& state = *impl_->writable;
   bool stuck = state.checking.load() && now_unix_ms() - state.started_at.load() > HealthState::kProbeLimit;
   reply(state.ok.load() && !stuck
             ? Reply{Outcome::kDone, R"({"status":"ready","instance":")" + impl_->options.instance + R"("})"}
-            : error_reply(Outcome::kRetry, "store-not-writable", "the store does not take writes"));
+            : refusal(Refusal::kStoreNotWritable, "the store does not take writes"));
 }
 
 void PaymentService::begin_drain() { impl_->draining = true; }

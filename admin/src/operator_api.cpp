@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "console_files.hpp"
+#include "idempay/answers/answers.hpp"
 #include "idempay/domain/inspection.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/payment_reads.hpp"
@@ -26,21 +27,9 @@ constexpr size_t kDefaultPage = 50;
 constexpr size_t kMaxPage = 200;
 constexpr size_t kScanBudget = 5'000;  // payment records one search request reads at most
 
-unsigned status_of(actors::Outcome outcome) {
-  switch (outcome) {
-    case actors::Outcome::kDone: return 200;
-    case actors::Outcome::kNotFound: return 404;
-    case actors::Outcome::kRefused: return 400;
-    case actors::Outcome::kConflict: return 409;
-    case actors::Outcome::kRetry: return 503;
-    case actors::Outcome::kFailed: return 500;
-    case actors::Outcome::kManual: return 501;
-  }
-  return 500;
-}
-
 http::Response from_reply(actors::Reply reply) {
-  http::Response r(status_of(reply.outcome), std::move(reply.body));
+  unsigned status = answers::http_status(reply.outcome);
+  http::Response r(status, answers::body_of(std::move(reply)));
   if (r.status == 503) {
     r.headers.push_back({"retry-after", "1"});
   }

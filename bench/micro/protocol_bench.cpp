@@ -1,6 +1,7 @@
 // Micro-benchmarks of the request path's pure steps (Google Benchmark).
 #include <benchmark/benchmark.h>
 
+#include "idempay/answers/answers.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/base/webhooks.hpp"
 
@@ -30,7 +31,7 @@ void BM_ParseCreatePayment(benchmark::State& state) {
 BENCHMARK(BM_ParseCreatePayment);
 
 void BM_WriteCreatePaymentResponse(benchmark::State& state) {
-  idempay::ppp::CreatePaymentResponse r;
+  idempay::domain::PaymentAnswer r;
   r.payment_id = "01693EB95BE443AC85874E395CD91565";
   r.status = "approved";
   r.authorization_id = "329885";
@@ -40,7 +41,7 @@ void BM_WriteCreatePaymentResponse(benchmark::State& state) {
   r.code = "0000";
   r.message = "approved";
   for (auto _ : state) {
-    benchmark::DoNotOptimize(idempay::ppp::write_create_payment_response(r));
+    benchmark::DoNotOptimize(idempay::answers::write_payment(r));
   }
 }
 BENCHMARK(BM_WriteCreatePaymentResponse);

@@ -26,7 +26,7 @@ void write_report_text(const domain::PaymentReport& r) {
   std::cout << "operations:\n";
   for (const auto& op : r.operations) {
     std::cout << "  " << visible(op.request_id) << "  " << op.kind << "  " << op.phase << "  "
-              << format_amount(op.amount) << "  HTTP " << op.http_status << "\n";
+              << format_amount(op.amount) << "  " << op.outcome << "\n";
   }
   std::cout << "deliveries:\n";
   for (const auto& d : r.deliveries) {

@@ -130,7 +130,7 @@ void check_payment(const std::string& id, const PaymentRecord& r, const std::vec
   Cents settled = 0;
   Cents refunded = 0;
   for (const auto& [request_id, op] : ops) {
-    if (op.phase != OperationPhase::kDone || op.http_status != 200) {
+    if (op.phase != OperationPhase::kDone || op.outcome != Outcome::kDone) {
       continue;
     }
     auto body = JsonValue::parse(op.response);
@@ -183,7 +183,8 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   }
   for (const auto& [request_id, op] : (*ops)[payment_id]) {
     out.operations.push_back({request_id, std::string(ppp::to_string(op.kind)),
-                              op.phase == OperationPhase::kDone ? "done" : "processing", op.amount, op.http_status,
+                              op.phase == OperationPhase::kDone ? "done" : "processing", op.amount,
+                              op.phase == OperationPhase::kDone ? std::string(to_string(op.outcome)) : "",
                               op.response});
   }
   auto deliveries = list_deliveries(store, delivery_prefix(payment_id));
@@ -296,7 +297,7 @@ std::string payment_report_json(const PaymentReport& r) {
   w.key("operations").begin_array();
   for (const auto& op : r.operations) {
     w.begin_object().key("requestId").string(op.request_id).key("kind").string(op.kind).key("phase").string(op.phase);
-    w.key("amount").raw_number(format_amount(op.amount)).key("httpStatus").number(op.http_status);
+    w.key("amount").raw_number(format_amount(op.amount)).key("outcome").string(op.outcome);
     w.key("answer").string(op.response).end_object();
   }
   w.end_array().key("deliveries").begin_array();

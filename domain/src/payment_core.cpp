@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "idempay/domain/deliveries.hpp"
+#include "idempay/base/assert.hpp"
 #include "idempay/base/crypto.hpp"
-#include "idempay/base/json_writer.hpp"
 #include "idempay/protocol/methods.hpp"
 
 namespace idempay::domain {
@@ -44,8 +44,13 @@ std::string_view served_as(AuditKind kind) {
   }
 }
 
+// An arrival noted in the trail with its answer; a refusal's entry gives its code first, so
+// that the trail and the answer name the same refusal.
 Decision noted_answer(AuditEntry noted, Reply reply) {
   reply.served = served_as(noted.kind);
+  if (reply.refused) {
+    noted.detail = std::string(code_of(reply.refused->refusal)) + (noted.detail.empty() ? "" : ": " + noted.detail);
+  }
   Decision d = answer(std::move(reply));
   d.noted.push_back(std::move(noted));
   return d;
@@ -53,7 +58,7 @@ Decision noted_answer(AuditEntry noted, Reply reply) {
 
 // A precondition the shell guarantees did not hold: the command is refused, nothing written.
 Decision precondition_failed(std::string_view what) {
-  Decision d = answer(error_reply(Outcome::kRetry, "internal-error", "an internal rule did not hold; nothing was done"));
+  Decision d = answer(refusal(Refusal::kInvariantBroken, "an internal rule did not hold; nothing was done"));
   d.broken = std::string(what);
   return d;
 }
@@ -138,10 +143,9 @@ void release_lease(PaymentRecord& r) {
 }
 
 // What the shopper needs while the payment is open, and a POS result's card, as recorded; the
-// answer's fields for them are the protocol's (ppp::add_method_fields).
-ppp::PaymentDocumentFacts document_facts(const std::string& payment_id, const PaymentRecord& r,
-                                         const CoreConfig& config) {
-  ppp::PaymentDocumentFacts f;
+// answer's fields for them are the encoder's.
+PaymentDocumentFacts document_facts(const std::string& payment_id, const PaymentRecord& r, const CoreConfig& config) {
+  PaymentDocumentFacts f;
   f.family = ppp::method_family(r.payment_method).value_or(ppp::MethodFamily::kCard);
   f.open = r.state == PaymentState::kUndefined || r.state == PaymentState::kProcessing;
   f.approved = r.state == PaymentState::kApproved;
@@ -297,80 +301,34 @@ std::string broken_invariant(const Payment& before, const Decision& d) {
 
 // -- answers ----------------------------------------------------------------------------------
 
-Reply error_reply(Outcome outcome, std::string_view code, std::string_view message) {
-  return Reply{outcome, ppp::write_error(code, message)};
-}
-
-Reply error_reply(const Error& e) {
-  switch (e.code) {
-    case ErrorCode::kNotFound:
-      return error_reply(Outcome::kNotFound, to_string(e.code), e.message);
-    case ErrorCode::kInvalidArgument:
-    case ErrorCode::kConflict:
-    case ErrorCode::kIllegalState:
-      return error_reply(Outcome::kRefused, to_string(e.code), e.message);
-    case ErrorCode::kUnavailable:
-      // The detail (a database's address, a file's path) is for the log, where the store
-      // writes it; the caller learns only that nothing was done and a retry will be.
-      return error_reply(Outcome::kRetry, to_string(e.code), "temporarily unavailable; nothing was done, retry the same request");
-    default:
-      return error_reply(Outcome::kFailed, to_string(e.code), e.message);
-  }
-}
-
-Outcome outcome_of_stored(unsigned http_status) {
-  switch (http_status) {
-    case 200:
-      return Outcome::kDone;
-    case 501:
-      return Outcome::kManual;
-    default:
-      return Outcome::kFailed;
-  }
-}
-
 Reply unknown_payment(const std::string& payment_id) {
-  return error_reply(Outcome::kNotFound, "not-found", "unknown payment " + payment_id);
+  return refusal(Refusal::kNotFound, "unknown payment " + payment_id);
 }
 
 Reply payment_conflict(const std::string& payment_id) {
-  return error_reply(Outcome::kRefused, "payment-conflict", "paymentId " + payment_id + " was already used for a different payment");
+  return refusal(Refusal::kPaymentConflict, "paymentId " + payment_id + " was already used for a different payment");
 }
-
-Reply operation_refusal(const ppp::OperationRequest& req, std::string_view code, std::string message) {
-  ppp::OperationResponse r{req.kind, req.payment_id, req.request_id, "", 0, std::string(code), std::move(message)};
-  return Reply{Outcome::kFailed, ppp::write_operation_response(r)};
-}
-
-namespace {
-
-Reply refusal_of(const ppp::OperationRequest& req, const Error& e) {
-  return operation_refusal(req, to_string(e.code), e.message);
-}
-
-}  // namespace
 
 Reply operation_request_conflict(const ppp::OperationRequest& req) {
-  return operation_refusal(req, "request-conflict",
+  return operation_refusal(req, Refusal::kRequestConflict,
                            "requestId " + req.request_id + " was already used for a different operation");
 }
 
 Reply request_conflict(const std::string& request_id) {
-  return error_reply(Outcome::kRefused, "request-conflict",
-                     "requestId " + request_id + " was already used for a different operation");
+  return refusal(Refusal::kRequestConflict, "requestId " + request_id + " was already used for a different operation");
 }
 
-Reply undefined_answer(const std::string& payment_id) {
-  ppp::CreatePaymentResponse r;
-  r.payment_id = payment_id;
-  r.status = "undefined";
-  r.code = "processing";
-  r.message = "the outcome is being confirmed with the acquirer";
-  return Reply{Outcome::kDone, ppp::write_create_payment_response(r)};
+Reply undefined_answer(const std::string& payment_id, const CoreConfig& config) {
+  PaymentAnswer a;
+  a.payment_id = payment_id;
+  a.status = "undefined";
+  a.code = "processing";
+  a.message = "the outcome is being confirmed with the acquirer";
+  return Reply{Outcome::kDone, config.encoder().payment(a)};
 }
 
 Reply no_pos_payment(const std::string& payment_id) {
-  return error_reply(Outcome::kNotFound, "not-found", "no POS payment " + payment_id);
+  return refusal(Refusal::kNotFound, "no POS payment " + payment_id);
 }
 
 const std::string& owner_of(const PaymentRecord& r, const CoreConfig& config) {
@@ -418,8 +376,7 @@ std::optional<Decision> take_lease(const Payment& p, const CoreConfig& config, i
 }
 
 Reply in_progress_elsewhere(const std::string& ref) {
-  return error_reply(Outcome::kRetry, "in-progress",
-                     "another instance is carrying out a request for " + ref + "; retry the same request");
+  return refusal(Refusal::kInProgress, "another instance is carrying out a request for " + ref + "; retry the same request");
 }
 
 const ppp::MethodTerms& CoreConfig::terms(std::string_view method) const {
@@ -428,24 +385,29 @@ const ppp::MethodTerms& CoreConfig::terms(std::string_view method) const {
   return it != methods.end() ? it->second : kDefaults;
 }
 
+const AnswerEncoder& CoreConfig::encoder() const {
+  IDEMPAY_ASSERT(answers != nullptr, "the core was configured without an answer encoder");
+  return *answers;
+}
+
 std::string create_response(const std::string& payment_id, const PaymentRecord& r, std::string_view code,
                             std::string_view message, const CoreConfig& config) {
-  ppp::CreatePaymentResponse response;
+  PaymentAnswer a;
   const ppp::MethodTerms& terms = config.terms(r.payment_method);
-  response.delay_to_auto_settle = terms.delay_to_auto_settle;
-  response.delay_to_auto_settle_after_antifraud = terms.delay_to_auto_settle_after_antifraud;
-  response.delay_to_cancel = terms.delay_to_cancel;
-  response.payment_id = payment_id;
-  response.status = std::string(create_payment_status(r.state));
-  response.authorization_id = r.state == PaymentState::kApproved ? r.authorization_id : "";
-  response.tid = r.tid;
-  response.nsu = r.nsu;
-  response.acquirer = r.acquirer;
-  response.code = std::string(code);
-  response.message = std::string(message);
-  response.max_value = r.state == PaymentState::kApproved ? r.amounts.max_value : 0;
-  ppp::add_method_fields(document_facts(payment_id, r, config), response);
-  return ppp::write_create_payment_response(response);
+  a.delay_to_auto_settle = terms.delay_to_auto_settle;
+  a.delay_to_auto_settle_after_antifraud = terms.delay_to_auto_settle_after_antifraud;
+  a.delay_to_cancel = terms.delay_to_cancel;
+  a.payment_id = payment_id;
+  a.status = std::string(create_payment_status(r.state));
+  a.authorization_id = r.state == PaymentState::kApproved ? r.authorization_id : "";
+  a.tid = r.tid;
+  a.nsu = r.nsu;
+  a.acquirer = r.acquirer;
+  a.code = std::string(code);
+  a.message = std::string(message);
+  a.max_value = r.state == PaymentState::kApproved ? r.amounts.max_value : 0;
+  a.method = document_facts(payment_id, r, config);
+  return config.encoder().payment(a);
 }
 
 // -- Create Payment -----------------------------------------------------------------------------
@@ -530,13 +492,13 @@ Decision authorized(const Payment& p, const domain::Authorization& a, Listeners 
   return d;
 }
 
-Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant) {
+Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant, const CoreConfig& config) {
   if (!p.record) {
     return precondition_failed("authorize_failed() needs the payment's stored intent");
   }
   Decision d = noted_answer(by(merchant, entry(AuditKind::kEventFailed, p.id, p.record->fingerprint, {}, {},
                                                "acquirer: " + e.message)),
-                            undefined_answer(p.id));
+                            undefined_answer(p.id, config));
   d.next = Next::kReconcileLater;
   return d;
 }
@@ -544,7 +506,7 @@ Decision authorize_failed(const Payment& p, const Error& e, const std::string& m
 Decision create_status(const Payment& p, const Result<std::optional<domain::Authorization>>& status,
                        Listeners listeners, const std::string& merchant, const CoreConfig& config, int64_t now) {
   if (!status) {
-    return authorize_failed(p, status.error(), merchant);
+    return authorize_failed(p, status.error(), merchant, config);
   }
   if (*status) {
     return authorized(p, **status, listeners, config, now);
@@ -590,17 +552,17 @@ std::optional<Decision> answer_terminal_now(const Payment& p) {
   return std::nullopt;
 }
 
-Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now) {
+Decision submit_terminal(const Payment& p, const std::string& serial, const CoreConfig& config, int64_t now) {
   if (!p.record) {
     return precondition_failed("submit_terminal() needs a stored POS payment (answer_terminal_now first)");
   }
   const PaymentRecord& r = *p.record;
-  Reply accepted{Outcome::kDone, R"({"accepted":true})"};
+  Reply accepted{Outcome::kDone, config.encoder().terminal_accepted()};
   if (r.terminal_serial == serial) {
     return answer(accepted);
   }
   if (r.pos_phase != kIdentifyTerminal || !r.terminal_serial.empty()) {
-    return answer(error_reply(Outcome::kConflict, "terminal-conflict", "this payment already has its terminal"));
+    return answer(refusal(Refusal::kTerminalConflict, "this payment already has its terminal"));
   }
   PaymentRecord updated = r;
   updated.terminal_serial = serial;
@@ -618,7 +580,7 @@ std::optional<Decision> answer_operation_now(const Payment& p, const OperationAr
     return noted_answer(by(a.merchant, entry(AuditKind::kAccessRefused, a.request.request_id, a.fingerprint, {}, {},
                                              std::string(ppp::to_string(a.request.kind))
                                                  + " of another merchant's payment")),
-                        refusal_of(a.request, Error{ErrorCode::kNotFound, "unknown payment " + p.id}));
+                        operation_refusal(a.request, Refusal::kNotFound, "unknown payment " + p.id));
   }
   return std::nullopt;
 }
@@ -632,8 +594,8 @@ bool applies_split(const PaymentRecord& r, ppp::OperationKind kind, const CoreCo
          (kind == ppp::OperationKind::kRefund && ppp::splits_at(mode, ppp::SplitStep::kRefund));
 }
 
-// The lifecycle's rule the operation would break (G3: protocol/state_machine.hpp), if any.
-std::optional<Refusal> refusal_by_lifecycle(const PaymentRecord& r, const ppp::OperationRequest& req) {
+// The lifecycle's rule the operation would break (G3: lifecycle.hpp), if any.
+std::optional<Refused> refusal_by_lifecycle(const PaymentRecord& r, const ppp::OperationRequest& req) {
   switch (req.kind) {
     case ppp::OperationKind::kCancel:
       return cancel_refusal(r.state);
@@ -645,20 +607,15 @@ std::optional<Refusal> refusal_by_lifecycle(const PaymentRecord& r, const ppp::O
   return std::nullopt;
 }
 
-Status validate(const Payment& p, const ppp::OperationRequest& req, const CoreConfig& config) {
-  if (!p.record) {
-    return make_error(ErrorCode::kNotFound, "unknown payment " + p.id);
-  }
+// Why the operation cannot be done on the payment, if it cannot.
+std::optional<Refused> refusal_of_operation(const Payment& p, const ppp::OperationRequest& req,
+                                            const CoreConfig& config) {
+  if (!p.record) return Refused{Refusal::kNotFound, "unknown payment " + p.id};
   const PaymentRecord& r = *p.record;
   if (applies_split(r, req.kind, config)) {
-    if (auto s = ppp::check_split(req.recipients, req.value); !s) {
-      return s;
-    }
+    if (auto s = ppp::check_split(req.recipients, req.value); !s) return Refused{Refusal::kInvalidSplit, s.error().message};
   }
-  if (auto refused = refusal_by_lifecycle(r, req)) {
-    return tl::unexpected(to_error(*refused));
-  }
-  return {};
+  return refusal_by_lifecycle(r, req);
 }
 
 Decision call_operation(PendingOperation op) {
@@ -695,8 +652,8 @@ Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int
 // like any operation answer.
 // An operation answered without the acquirer, stored under its requestId as done, so that
 // every repeat gets these bytes again; the payment itself does not change.
-Decision done_without_acquirer(const Payment& p, const OperationArrival& a, const ppp::OperationResponse& response,
-                               unsigned status, int64_t now) {
+Decision done_without_acquirer(const Payment& p, const OperationArrival& a, const OperationAnswer& response,
+                               Outcome outcome, const CoreConfig& config, int64_t now) {
   const auto& req = a.request;
   std::string key = operation_key(p.id, req.request_id);
   OperationRecord op;
@@ -705,10 +662,10 @@ Decision done_without_acquirer(const Payment& p, const OperationArrival& a, cons
   op.payment_id = p.id;
   op.fingerprint = a.fingerprint;
   op.acquirer_key = key;
-  op.http_status = status;
-  op.response = ppp::write_operation_response(response);
+  op.outcome = outcome;
+  op.response = config.encoder().operation(response);
   op.updated_at = now;
-  Decision d = answer(Reply{outcome_of_stored(status), op.response});
+  Decision d = answer(Reply{op.outcome, op.response});
   d.writes.push_back({Space::kOperations, key, encode(op), 0});
   std::string kind(ppp::to_string(req.kind));
   std::string state(to_string(p.record->state));
@@ -719,20 +676,21 @@ Decision done_without_acquirer(const Payment& p, const OperationArrival& a, cons
 }
 
 // 501, as the protocol has it: the merchant does this one by hand.
-ppp::OperationResponse manual_response(const ppp::OperationRequest& req) {
+OperationAnswer manual_answer(const ppp::OperationRequest& req) {
   bool cancel = req.kind == ppp::OperationKind::kCancel;
-  return ppp::OperationResponse{req.kind, req.payment_id, req.request_id, "", 0,
-                                cancel ? "cancel-manually" : "refund-manually",
-                                cancel ? "This payment needs to be manually cancelled"
-                                       : "This payment needs to be manually refunded"};
+  Refusal by_hand = cancel ? Refusal::kCancelManually : Refusal::kRefundManually;
+  return OperationAnswer{req.kind, req.payment_id, req.request_id, "", 0, std::string(code_of(by_hand)),
+                         cancel ? "This payment needs to be manually cancelled"
+                                : "This payment needs to be manually refunded"};
 }
 
-std::optional<Decision> cancel_without_acquirer(const Payment& p, const OperationArrival& a, int64_t now) {
+std::optional<Decision> cancel_without_acquirer(const Payment& p, const OperationArrival& a, const CoreConfig& config,
+                                                int64_t now) {
   const PaymentRecord& r = *p.record;
   const auto& req = a.request;
   std::string key = operation_key(p.id, req.request_id);
-  ppp::OperationResponse response{req.kind, p.id, req.request_id, "", 0, "", ""};
-  unsigned status = 200;
+  OperationAnswer response{req.kind, p.id, req.request_id, "", 0, "", ""};
+  Outcome outcome = Outcome::kDone;
   switch (r.state) {
     case PaymentState::kDenied:
       response.id = "void-" + key;  // nothing held, nothing voided: the connector's own id
@@ -744,20 +702,18 @@ std::optional<Decision> cancel_without_acquirer(const Payment& p, const Operatio
       break;
     case PaymentState::kSettled:
     case PaymentState::kRefunded:
-      status = 500;
-      response.code = "already-settled";
+      outcome = outcome_of(Refusal::kAlreadySettled);
+      response.code = std::string(code_of(Refusal::kAlreadySettled));
       response.message = "a settled payment is refunded, not cancelled";
       break;
     default:
       return std::nullopt;
   }
-  return done_without_acquirer(p, a, response, status, now);
+  return done_without_acquirer(p, a, response, outcome, config, now);
 }
 
-Reply cancel_not_known_yet(const std::string& payment_id, const std::string& request_id, std::string message) {
-  ppp::OperationResponse response{ppp::OperationKind::kCancel, payment_id, request_id, "", 0, "outcome-unknown",
-                                  std::move(message)};
-  return Reply{Outcome::kFailed, ppp::write_operation_response(response)};
+Reply cancel_not_known_yet(const ppp::OperationRequest& req, std::string message) {
+  return operation_refusal(req, Refusal::kOutcomeUnknown, std::move(message));
 }
 
 Decision start_operation(const Payment& p, const OperationArrival& a,
@@ -779,7 +735,7 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
     }
     if (existing.phase == OperationPhase::kDone) {
       return noted_answer(by(a.merchant, entry(AuditKind::kOperationDuplicateReused, req.request_id, a.fingerprint)),
-                          Reply{outcome_of_stored(existing.http_status), existing.response});  // G2
+                          Reply{existing.outcome, existing.response});  // G2
     }
     // Intent written by an earlier attempt that never finished: the acquirer call is
     // idempotent on its key, so calling again cannot act twice.
@@ -787,23 +743,23 @@ Decision start_operation(const Payment& p, const OperationArrival& a,
                        now);
   }
   if (req.kind == ppp::OperationKind::kCancel && p.record) {
-    if (auto d = cancel_without_acquirer(p, a, now)) {
+    if (auto d = cancel_without_acquirer(p, a, config, now)) {
       return std::move(*d);
     }
     if (is_unresolved(p.record->state)) {
       return then(Next::kAskStatus);  // what happened first; cancel_status
     }
   }
-  if (auto s = validate(p, req, config); !s) {
+  if (auto refused = refusal_of_operation(p, req, config)) {
     return noted_answer(by(a.merchant, entry(AuditKind::kOperationRefused, req.request_id, a.fingerprint, {}, {},
-                                             std::string(ppp::to_string(req.kind)) + ": " + s.error().message)),
-                        refusal_of(req, s.error()));
+                                             refused->message)),
+                        operation_refusal(req, refused->refusal, refused->message));
   }
   const ppp::MethodTerms& terms = config.terms(p.record->payment_method);
   bool by_hand = req.manual || (req.kind == ppp::OperationKind::kCancel && terms.manual_cancel) ||
                  (req.kind == ppp::OperationKind::kRefund && terms.manual_refund);
   if (by_hand && req.kind != ppp::OperationKind::kSettle) {
-    return done_without_acquirer(p, a, manual_response(req), 501, now);
+    return done_without_acquirer(p, a, manual_answer(req), Outcome::kManual, config, now);
   }
   OperationRecord op;
   op.kind = req.kind;
@@ -864,14 +820,12 @@ Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
     return precondition_failed("cancel_status() needs a stored payment");
   }
   if (!status) {
-    return answer(cancel_not_known_yet(p.id, req.request_id,
-                                       "the acquirer could not say what became of the payment; retry the same request"));
+    return answer(cancel_not_known_yet(req, "the acquirer could not say what became of the payment; retry the same request"));
   }
   if (!*status) {
     // Nothing is held now, but the authorization sent before the outcome was lost may still
     // reach the acquirer: not cancelled until that is known.
-    return answer(cancel_not_known_yet(p.id, req.request_id,
-                                       "the acquirer has not seen this payment yet; retry the same request"));
+    return answer(cancel_not_known_yet(req, "the acquirer has not seen this payment yet; retry the same request"));
   }
   Decision d = authorized(p, **status, Listeners{true, false}, config, now);
   d.answer.reset();  // the cancel runs again on the outcome
@@ -886,9 +840,9 @@ namespace {
 // acquirer key. The payment's lease, if any, ends: nothing is in flight here any more.
 Decision operation_pending(const Payment& p, const PendingOperation& pending, const domain::OperationOutcome& o) {
   const auto& req = pending.request;
-  std::string code = req.kind == ppp::OperationKind::kRefund ? "refund-pending" : "operation-pending";
+  Refusal not_yet = req.kind == ppp::OperationKind::kRefund ? Refusal::kRefundPending : Refusal::kOperationPending;
   Decision d = answer(operation_refusal(
-      req, code, "the acquirer has accepted the " + std::string(ppp::to_string(req.kind))
+      req, not_yet, "the acquirer has accepted the " + std::string(ppp::to_string(req.kind))
                      + " and not completed it yet; retry the same request" + (o.message.empty() ? "" : ": " + o.message)));
   d.audit.push_back(entry(AuditKind::kOperationPending, req.request_id, pending.record.fingerprint, {}, {},
                           std::string(ppp::to_string(req.kind)) + " accepted by the acquirer, not completed"));
@@ -910,7 +864,7 @@ Decision operation_done_again(const Payment& p, const PendingOperation& pending,
   }
   if (*stored && (*stored)->record.phase == OperationPhase::kDone) {
     const OperationRecord& done = (*stored)->record;
-    return answer(Reply{outcome_of_stored(done.http_status), done.response});  // G2: as recorded
+    return answer(Reply{done.outcome, done.response});  // G2: as recorded
   }
   return operation_done(p, pending, result, config, now);
 }
@@ -923,31 +877,31 @@ Decision operation_done(const Payment& p, const PendingOperation& pending,
   const auto& req = pending.request;
   if (!result) {
     // Unknown outcome: nothing recorded as done; the retry resumes the same requestId.
-    return answer(operation_refusal(req, "acquirer-unavailable", "the acquirer did not answer; retry the same request"));
+    return answer(operation_refusal(req, Refusal::kAcquirerUnavailable, "the acquirer did not answer; retry the same request"));
   }
   const auto& outcome = *result;
   if (outcome.pending) {
     return operation_pending(p, pending, outcome);
   }
-  ppp::OperationResponse response{req.kind,
-                                  p.id,
-                                  req.request_id,
-                                  outcome.succeeded ? outcome.id : "",
-                                  outcome.succeeded ? outcome.amount : 0,
-                                  outcome.succeeded ? "" : outcome.code,
-                                  outcome.message};
+  OperationAnswer response{req.kind,
+                           p.id,
+                           req.request_id,
+                           outcome.succeeded ? outcome.id : "",
+                           outcome.succeeded ? outcome.amount : 0,
+                           outcome.succeeded ? "" : outcome.code,
+                           outcome.message};
   if (outcome.manual) {
-    response = manual_response(req);
+    response = manual_answer(req);
   }
   OperationRecord op = pending.record;
   op.phase = OperationPhase::kDone;
-  op.http_status = outcome.succeeded ? 200 : outcome.manual ? 501 : 500;
-  op.response = ppp::write_operation_response(response);
+  op.outcome = outcome.succeeded ? Outcome::kDone : outcome.manual ? Outcome::kManual : Outcome::kFailed;
+  op.response = config.encoder().operation(response);
   op.updated_at = now;
   // An operation is started only for a payment that exists: validate() and the stored
   // operation's lookup both require the record, and nothing deletes one.
   const PaymentRecord& r = *p.record;
-  Decision d = answer(Reply{outcome_of_stored(op.http_status), op.response});
+  Decision d = answer(Reply{op.outcome, op.response});
   d.writes.push_back({Space::kOperations, pending.key, encode(op), pending.etag});
   std::optional<PaymentRecord> updated;
   if (outcome.succeeded) {
@@ -998,9 +952,9 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
   if (*seen) {
     bool same = (*seen)->value == event.body_hash;
     return noted_answer(entry(same ? AuditKind::kWebhookDuplicate : AuditKind::kWebhookConflict, event.event_id, event.body_hash),
-                        same ? Reply{Outcome::kDone, R"({"received":true,"duplicate":true})"}
-                             : error_reply(Outcome::kConflict, "event-conflict",
-                                           "event " + event.event_id + " was received with a different body"));
+                        same ? Reply{Outcome::kDone, config.encoder().received(true)}
+                             : refusal(Refusal::kEventConflict,
+                                       "event " + event.event_id + " was received with a different body"));
   }
   if (!p.record) {
     return answer(unknown_payment(p.id));
@@ -1014,10 +968,11 @@ Decision receive_event(const Payment& p, const AcquirerEvent& event,
     d.writes = std::move(inbox);
     d.audit.push_back(entry(event.report_is_failure ? AuditKind::kAcquirerFailureReported : AuditKind::kAcquirerReported,
                             p.id, event.body_hash, {}, {}, event.report));
-    d.answer = Reply{Outcome::kDone, R"({"received":true})"};
+    d.answer = Reply{Outcome::kDone, config.encoder().received(false)};
     return d;
   }
-  return apply_outcome(p, event.authorization, std::move(inbox), Reply{Outcome::kDone, R"({"received":true})"}, event.event_id,
+  return apply_outcome(p, event.authorization, std::move(inbox), Reply{Outcome::kDone, config.encoder().received(false)},
+                       event.event_id,
                        event.body_hash, config, now);
 }
 

@@ -67,7 +67,7 @@ const auto kOperationFields = std::make_tuple(
     IDEMPAY_FIELD("fingerprint", fingerprint),
     IDEMPAY_FIELD_UNLESS_DEFAULT("acquirerKey", acquirer_key),  // absent: stored before scoped requestIds
     IDEMPAY_FIELD("amount", amount), IDEMPAY_FIELD_UNLESS_DEFAULT("recipients", recipients),
-    IDEMPAY_FIELD("httpStatus", http_status), IDEMPAY_FIELD("response", response),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("outcome", outcome), IDEMPAY_FIELD("response", response),
     IDEMPAY_FIELD("updatedAt", updated_at));
 
 }  // namespace
@@ -96,6 +96,39 @@ struct Codec<ppp::OperationKind> {
     for (auto k : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
       if (ppp::to_string(k) == kind) {
         v = k;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+// A done operation's outcome, by name; absent when it succeeded (Outcome{}), or while the
+// operation is in flight. Records written before outcomes were stored by name hold the HTTP
+// status the answer was first sent with instead ("httpStatus": 200, 500 or 501; 0 in flight).
+template <>
+struct Codec<Outcome> {
+  static constexpr std::pair<Outcome, std::string_view> kNames[] = {
+      {Outcome::kDone, "done"}, {Outcome::kFailed, "failed"}, {Outcome::kManual, "manual"}};
+  static void write(JsonWriter& w, Outcome v) {
+    for (auto [outcome, label] : kNames) {
+      if (outcome == v) {
+        w.string(label);
+        return;
+      }
+    }
+    w.string("failed");
+  }
+  static bool read(const JsonValue& object, std::string_view name, Outcome& v) {
+    if (!object.find(name)) {
+      int64_t legacy = object.int_or("httpStatus");
+      v = legacy == 501 ? Outcome::kManual : legacy == 200 || legacy == 0 ? Outcome::kDone : Outcome::kFailed;
+      return true;
+    }
+    std::string stored = object.string_or(name);
+    for (auto [outcome, label] : kNames) {
+      if (label == stored) {
+        v = outcome;
         return true;
       }
     }

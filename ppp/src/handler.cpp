@@ -4,6 +4,7 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include "idempay/answers/answers.hpp"
 #include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/base/crypto.hpp"
@@ -18,7 +19,7 @@ namespace idempay::ppp {
 namespace {
 
 http::Response ppp_error(unsigned status, std::string_view code, std::string_view message) {
-  return http::Response(status, ppp::write_error(code, message));
+  return http::Response(status, answers::write_error(code, message));
 }
 
 using http::problem;  // RFC 7807, for requests outside the protocol's routes
@@ -42,48 +43,14 @@ std::string_view query_parameter(std::string_view query, std::string_view name) 
   return {};
 }
 
-// The one place where what a command came to becomes an HTTP status, as the PPP expects it:
-// a refusal is 400, a collision 409, "retry later" 503, an acquirer failure 500 (the gateway
-// retries an operation's 500 for a day).
-unsigned http_status(actors::Outcome outcome) {
-  switch (outcome) {
-    case actors::Outcome::kDone:
-      return 200;
-    case actors::Outcome::kNotFound:
-      return 404;
-    case actors::Outcome::kRefused:
-      return 400;
-    case actors::Outcome::kConflict:
-      return 409;
-    case actors::Outcome::kRetry:
-      return 503;
-    case actors::Outcome::kFailed:
-      return 500;
-    case actors::Outcome::kManual:
-      return 501;
-  }
-  return 500;
-}
-
-std::string_view outcome_name(actors::Outcome outcome) {
-  switch (outcome) {
-    case actors::Outcome::kDone: return "done";
-    case actors::Outcome::kNotFound: return "not-found";
-    case actors::Outcome::kRefused: return "refused";
-    case actors::Outcome::kConflict: return "conflict";
-    case actors::Outcome::kRetry: return "retry";
-    case actors::Outcome::kFailed: return "failed";
-    case actors::Outcome::kManual: return "manual";
-  }
-  return "unknown";
-}
-
 // The answer, with what the access log adds: the command's outcome (and an operation's
 // requestId).
 http::Response to_response(actors::Reply reply, const std::string& request_id = {}) {
-  http::Response r(http_status(reply.outcome), std::move(reply.body));
-  r.log.emplace_back("outcome", outcome_name(reply.outcome));
-  r.log.emplace_back("answer", reply.served.empty() ? "first" : reply.served);
+  domain::Outcome outcome = reply.outcome;
+  std::string_view served = reply.served.empty() ? "first" : reply.served;
+  http::Response r(answers::http_status(outcome), answers::body_of(std::move(reply)));
+  r.log.emplace_back("outcome", domain::to_string(outcome));
+  r.log.emplace_back("answer", served);
   if (!request_id.empty()) {
     r.log.emplace_back("operationRequestId", request_id);
   }
@@ -181,7 +148,10 @@ void PppHandler::handle(http::Request request, http::Responder respond) {
       return respond(http::Response(200, R"({"status":"live"})"));
     case route::kHealth:
     case route::kHealthReady: {
-      auto reply = [respond](actors::Reply r) { respond(http::Response(http_status(r.outcome), std::move(r.body))); };
+      auto reply = [respond](actors::Reply r) {
+        unsigned status = answers::http_status(r.outcome);
+        respond(http::Response(status, answers::body_of(std::move(r))));
+      };
       return route == route::kHealth ? service_.health(std::move(reply)) : service_.readiness(std::move(reply));
     }
     case route::kCreatePayment:
@@ -279,14 +249,14 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
   if (!parsed) {
     // The routes document 200, 500 and 501 only: a body that cannot be read is a 500 in the
     // operation's shape, with nothing done (the requestId is not trusted from such a body).
-    ppp::OperationResponse refused{kind, std::string(payment_id), "", "", 0, "invalid-request", parsed.error().message};
-    return respond(http::Response(500, ppp::write_operation_response(refused)));
+    domain::OperationAnswer refused{kind, std::string(payment_id), "", "", 0, "invalid-request", parsed.error().message};
+    return respond(http::Response(500, answers::write_operation(refused)));
   }
   config::MerchantPolicy merchant = policy_of(request.principal);
   if (is_from_test_suite(request) && merchant.test_suite == config::TestSuitePolicy::kRefuse) {
-    ppp::OperationResponse refused{kind, parsed->payment_id, parsed->request_id, "", 0, "test-suite-refused",
-                                   "this merchant does not accept requests from the homologation suite"};
-    return respond(http::Response(500, ppp::write_operation_response(refused)));
+    domain::OperationAnswer refused{kind, parsed->payment_id, parsed->request_id, "", 0, "test-suite-refused",
+                                    "this merchant does not accept requests from the homologation suite"};
+    return respond(http::Response(500, answers::write_operation(refused)));
   }
   parsed->manual = (kind == ppp::OperationKind::kCancel && merchant.manual_cancel) ||
                    (kind == ppp::OperationKind::kRefund && merchant.manual_refund);
@@ -378,9 +348,10 @@ void PppHandler::inbound(std::string_view payment_id, http::Request& request, co
   service_.refresh(id, std::move(request.principal), [respond, id, request_id](actors::Reply reply) {
     JsonWriter w;
     w.begin_object().key("requestId").string(request_id).key("paymentId").string(id);
-    unsigned status = http_status(reply.outcome);
+    unsigned status = answers::http_status(reply.outcome);
     w.key("responseData").begin_object().key("statusCode").number(status);
-    w.key("contentType").string("application/json").key("content").string(reply.body).end_object();
+    w.key("contentType").string("application/json").key("content").string(answers::body_of(std::move(reply)));
+    w.end_object();
     w.end_object();
     respond(http::Response(status >= 500 ? 500 : 200, std::move(w).take()));
   });

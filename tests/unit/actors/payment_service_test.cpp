@@ -9,6 +9,7 @@
 #include "idempay/domain/inspection.hpp"
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/actors/payment_service.hpp"
+#include "idempay/answers/answers.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/domain/records.hpp"
@@ -16,6 +17,21 @@
 
 namespace idempay::actors {
 namespace {
+
+const answers::PppAnswers kAnswers;
+
+// The service's options with the PPP library's encoder, which the engine stores answers with.
+ServiceOptions with_answers() {
+  ServiceOptions options;
+  options.answers = &kAnswers;
+  return options;
+}
+
+// An answer as it leaves the process: a refusal's bytes written as the gateway reads them.
+Reply sent(Reply reply) {
+  reply.body = answers::body_of(reply);
+  return reply;
+}
 
 using namespace idempay::domain;
 
@@ -77,7 +93,7 @@ private:
 class PaymentServiceTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    ServiceOptions options;
+    ServiceOptions options = with_answers();
     options.idle_timeout = std::chrono::milliseconds(50);
     options.callbacks.retry_base = std::chrono::milliseconds(5);
     service = std::make_unique<PaymentService>(*store, stub, transport, options);
@@ -90,13 +106,13 @@ protected:
 
   Reply create(ppp::CreatePaymentRequest r) {
     std::promise<Reply> p;
-    service->create_payment(std::move(r), "shop", [&p](Reply reply) { p.set_value(std::move(reply)); });
+    service->create_payment(std::move(r), "shop", [&p](Reply reply) { p.set_value(sent(std::move(reply))); });
     return p.get_future().get();
   }
 
   Reply operate(ppp::OperationRequest r) {
     std::promise<Reply> p;
-    service->operate(std::move(r), "shop", [&p](Reply reply) { p.set_value(std::move(reply)); });
+    service->operate(std::move(r), "shop", [&p](Reply reply) { p.set_value(sent(std::move(reply))); });
     return p.get_future().get();
   }
 
@@ -116,7 +132,7 @@ TEST_F(PaymentServiceTest, OverlappingCreatesShareOneAuthorization) {
   constexpr int kRequests = 64;
   std::vector<std::promise<Reply>> replies(kRequests);
   for (int i = 0; i < kRequests; ++i) {
-    service->create_payment(create_request("hot"), "shop", [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
+    service->create_payment(create_request("hot"), "shop", [&replies, i](Reply r) { replies[i].set_value(sent(std::move(r))); });
   }
   std::string first = replies[0].get_future().get().body;
   EXPECT_NE(first.find("\"status\":\"approved\""), std::string::npos) << first;
@@ -167,7 +183,7 @@ TEST_F(PaymentServiceTest, OperationReplayIsByteIdenticalAndActsOnce) {
   std::vector<std::promise<Reply>> replies(kRequests);
   for (int i = 0; i < kRequests; ++i) {
     service->operate(op(ppp::OperationKind::kSettle, "p4", "s-same", 5000), "shop",
-                     [&replies, i](Reply r) { replies[i].set_value(std::move(r)); });
+                     [&replies, i](Reply r) { replies[i].set_value(sent(std::move(r))); });
   }
   Reply first = replies[0].get_future().get();
   EXPECT_EQ(first.outcome, Outcome::kDone);
@@ -204,14 +220,14 @@ TEST(PaymentServiceDeadlineTest, ASlowAcquirerIsAnsweredUndefinedAtTheDeadlineAn
   auto store = storage::make_memory_store(keyspace_names());
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(600), std::chrono::milliseconds(2000)}};
   RecordingTransport transport;
-  ServiceOptions options;
+  ServiceOptions options = with_answers();
   options.idle_timeout = std::chrono::milliseconds(20);
   options.answer_deadline = std::chrono::milliseconds(100);
   PaymentService service(*store, stub, transport, options);
   ASSERT_TRUE(service.start());
   auto create = [&service](const std::string& id) {
     std::promise<Reply> p;
-    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
+    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(sent(std::move(r))); });
     return p.get_future().get();
   };
 
@@ -259,12 +275,12 @@ private:
 
 // A running service over `store`, with a stub that answers at once.
 struct Running {
-  explicit Running(storage::Store& store) : service(store, stub, transport, ServiceOptions{}) {
+  explicit Running(storage::Store& store) : service(store, stub, transport, with_answers()) {
     EXPECT_TRUE(service.start());
   }
   Reply create(const std::string& id) {
     std::promise<Reply> p;
-    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(std::move(r)); });
+    service.create_payment(create_request(id), "shop", [&p](Reply r) { p.set_value(sent(std::move(r))); });
     return p.get_future().get();
   }
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
@@ -284,7 +300,7 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
 
   constexpr int kDuplicates = 40;
   std::vector<std::promise<Reply>> replies(kDuplicates + 2);
-  auto reply_to = [&replies](int i) { return [&replies, i](Reply r) { replies[i].set_value(std::move(r)); }; };
+  auto reply_to = [&replies](int i) { return [&replies, i](Reply r) { replies[i].set_value(sent(std::move(r))); }; };
   for (int i = 0; i < kDuplicates; ++i) {
     service.create_payment(create_request("p6"), "shop", reply_to(i));
   }
@@ -322,7 +338,7 @@ TEST(PaymentServiceAuditTest, BufferedAuditEntriesKeepTheChainInOrder) {
 TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   auto store = storage::make_memory_store(keyspace_names());
   acquirer::StubAcquirer stub;
-  ServiceOptions options;
+  ServiceOptions options = with_answers();
   options.idle_timeout = std::chrono::milliseconds(1);
   RecordingTransport transport;
   PaymentService service(*store, stub, transport, options);
@@ -332,7 +348,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   for (int p = 0; p < kPayments; ++p) {
     std::promise<Reply> done;
     service.create_payment(create_request("race-" + std::to_string(p), "4444333322221111", kSettlesEach), "shop",
-                           [&done](Reply r) { done.set_value(std::move(r)); });
+                           [&done](Reply r) { done.set_value(sent(std::move(r))); });
     ASSERT_EQ(done.get_future().get().outcome, Outcome::kDone);
   }
   std::vector<std::promise<Reply>> replies(kPayments * kSettlesEach);
@@ -346,7 +362,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
       }
       service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p),
                          "race-" + std::to_string(p) + "-" + std::to_string(i), 1), "shop",
-                      [&replies, i, p](Reply r) { replies[i * kPayments + p].set_value(std::move(r)); });
+                      [&replies, i, p](Reply r) { replies[i * kPayments + p].set_value(sent(std::move(r))); });
     }
   }
   for (auto& r : replies) {
@@ -357,7 +373,7 @@ TEST(PaymentServicePassivationTest, RetiringActorsNeverLoseOrDuplicateWork) {
   for (int p = 0; p < kPayments; ++p) {
     std::promise<Reply> extra;
     service.operate(op(ppp::OperationKind::kSettle, "race-" + std::to_string(p), "extra-" + std::to_string(p), 1), "shop",
-                    [&extra](Reply r) { extra.set_value(std::move(r)); });
+                    [&extra](Reply r) { extra.set_value(sent(std::move(r))); });
     EXPECT_EQ(extra.get_future().get().outcome, Outcome::kFailed);
   }
   service.shutdown();
@@ -415,14 +431,14 @@ TEST(PaymentServiceReadsTest, ActorsReadOnlyThroughTheStoreReaderThreads) {
   ReaderCheckingStore store;
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
   RecordingTransport transport;
-  ServiceOptions options;
+  ServiceOptions options = with_answers();
   options.idle_timeout = std::chrono::milliseconds(5);  // actors retire and reload in between
   PaymentService service(store, stub, transport, options);
   store.started();
   ASSERT_TRUE(service.start());
   auto call = [](auto start) {
     std::promise<Reply> p;
-    start([&p](Reply r) { p.set_value(std::move(r)); });
+    start([&p](Reply r) { p.set_value(sent(std::move(r))); });
     return p.get_future().get();
   };
   for (int i = 0; i < 20; ++i) {
@@ -472,13 +488,13 @@ TEST(PaymentServiceReadsTest, AnActorWaitingForItsRecordNeverRetires) {
   GatedStore store;
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(2000)}};
   RecordingTransport transport;
-  ServiceOptions options;
+  ServiceOptions options = with_answers();
   options.idle_timeout = std::chrono::milliseconds(1);
   PaymentService service(store, stub, transport, options);
   ASSERT_TRUE(service.start());
   std::promise<Reply> first, second;
-  service.create_payment(create_request("gated"), "shop", [&first](Reply r) { first.set_value(std::move(r)); });
-  service.create_payment(create_request("gated"), "shop", [&second](Reply r) { second.set_value(std::move(r)); });
+  service.create_payment(create_request("gated"), "shop", [&first](Reply r) { first.set_value(sent(std::move(r))); });
+  service.create_payment(create_request("gated"), "shop", [&second](Reply r) { second.set_value(sent(std::move(r))); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // dozens of idle offers
   store.open();
   Reply a = first.get_future().get();
@@ -618,20 +634,20 @@ TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
   operation.payment_id = "legacy-1";
   operation.fingerprint = ppp::operation_fingerprint(key, settle);
   operation.amount = 4000;
-  operation.http_status = 200;
+  operation.outcome = Outcome::kDone;
   operation.response = R"({"paymentId":"legacy-1","settleId":"old","value":40.00,"requestId":"s-old"})";
   ASSERT_TRUE(store->commit_and_wait({{Space::kMeta, "fingerprint-key", key, 0},
                                       {Space::kPayments, "legacy-1", encode(payment), 0},
                                       {Space::kOperations, "s-old", encode(operation), 0}}));
   acquirer::StubAcquirer stub;
   RecordingTransport transport;
-  ServiceOptions options;
+  ServiceOptions options = with_answers();
   options.legacy_owner = "shop";
   PaymentService service(*store, stub, transport, options);
   ASSERT_TRUE(service.start());
   auto ask = [&service](auto call) {
     std::promise<Reply> p;
-    call([&p](Reply r) { p.set_value(std::move(r)); });
+    call([&p](Reply r) { p.set_value(sent(std::move(r))); });
     return p.get_future().get();
   };
   Reply replayed = ask([&](ReplyFn f) { service.create_payment(request, "shop", f); });

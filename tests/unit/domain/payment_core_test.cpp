@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "idempay/answers/answers.hpp"
 #include "idempay/domain/payment_core.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/protocol/methods.hpp"
@@ -18,8 +19,14 @@ constexpr uint64_t kEtag = 7;
 const std::string kMerchant = "shop-a";
 const std::string kOther = "shop-b";
 
+const answers::PppAnswers kEncoder;
+
+// An answer as it leaves the process: a document as stored, or a refusal written.
+std::string body(const Reply& reply) { return answers::body_of(reply); }
+
 CoreConfig config() {
   CoreConfig c;
+  c.answers = &kEncoder;
   c.fingerprint_key = "fingerprint-key";
   c.legacy_owner = kMerchant;
   c.public_url = "https://connector.example";
@@ -98,7 +105,7 @@ TEST(PaymentCoreTest, CreatePaymentRetriedInEveryState) {
     if (expected.at(state) == 'S') {
       ASSERT_TRUE(now);
       EXPECT_EQ(now->answer->outcome, Outcome::kDone);
-      EXPECT_EQ(now->answer->body, p.record->response);  // byte for byte
+      EXPECT_EQ(body(*now->answer), p.record->response);  // byte for byte
       EXPECT_FALSE(now->commits());
       ASSERT_EQ(now->noted.size(), 1u);
       EXPECT_EQ(to_string(now->noted[0].kind), "event_duplicate_reused");
@@ -126,7 +133,7 @@ TEST(PaymentCoreTest, CreatePaymentConflictsInEveryState) {
     auto changed = answer_create_now(p, CreateArrival{different, kMerchant, different_fp}, config());
     ASSERT_TRUE(theirs && changed);
     EXPECT_EQ(theirs->answer->outcome, Outcome::kRefused);
-    EXPECT_EQ(theirs->answer->body, changed->answer->body);  // tells nothing about the other payment
+    EXPECT_EQ(body(*theirs->answer), body(*changed->answer));  // tells nothing about the other payment
     EXPECT_EQ(to_string(theirs->noted.at(0).kind), "access_refused");
     EXPECT_EQ(theirs->noted.at(0).merchant, kOther);
     EXPECT_EQ(to_string(changed->noted.at(0).kind), "event_refused");
@@ -180,12 +187,12 @@ TEST(PaymentCoreTest, APosPaymentFirstAsksForItsTerminal) {
   EXPECT_EQ(d.record->state, PaymentState::kUndefined);
   EXPECT_EQ(d.record->pos_phase, kIdentifyTerminal);
   EXPECT_EQ(write_to(d, Space::kRecovery), nullptr);  // undefined: the acquirer has not heard of it
-  auto answer = JsonValue::parse(d.answer->body);
+  auto answer = JsonValue::parse(body(*d.answer));
   ASSERT_TRUE(answer);
   ASSERT_NE(answer->find("paymentAppData"), nullptr);
   EXPECT_EQ(answer->find("paymentAppData")->string_or("appName"), "vtex.terminal-connector-app");
   auto token = pos_link_token(config().pos_link_key, "pay-1");
-  EXPECT_NE(d.answer->body.find("/pos/pay-1/terminal?token=" + token), std::string::npos);
+  EXPECT_NE(body(*d.answer).find("/pos/pay-1/terminal?token=" + token), std::string::npos);
   EXPECT_TRUE(pos_link_token_matches(config().pos_link_key, "pay-1", token));
   EXPECT_FALSE(pos_link_token_matches(config().pos_link_key, "pay-2", token));
 }
@@ -200,14 +207,14 @@ TEST(PaymentCoreTest, PosTerminalThenChargeThenResumption) {
   Payment p{"pay-1", created.record, 1};
 
   EXPECT_FALSE(answer_terminal_now(p));
-  Decision submitted = submit_terminal(p, "T-1", kNow);
+  Decision submitted = submit_terminal(p, "T-1", config(), kNow);
   ASSERT_TRUE(submitted.commits());
   EXPECT_EQ(write_to(submitted, Space::kPayments)->expected_etag, std::optional<uint64_t>(1));
   EXPECT_EQ(submitted.answer->outcome, Outcome::kDone);
   p = Payment{"pay-1", submitted.record, 2};
-  EXPECT_FALSE(submit_terminal(p, "T-1", kNow).commits());  // the same terminal again: accepted
-  EXPECT_EQ(submit_terminal(p, "T-1", kNow).answer->outcome, Outcome::kDone);
-  EXPECT_EQ(submit_terminal(p, "T-2", kNow).answer->outcome, Outcome::kConflict);
+  EXPECT_FALSE(submit_terminal(p, "T-1", config(), kNow).commits());  // the same terminal again: accepted
+  EXPECT_EQ(submit_terminal(p, "T-1", config(), kNow).answer->outcome, Outcome::kDone);
+  EXPECT_EQ(submit_terminal(p, "T-2", config(), kNow).answer->outcome, Outcome::kConflict);
 
   EXPECT_FALSE(answer_create_now(p, CreateArrival{request, kMerchant, fp}, config()));  // work is due
   Decision charge = start_create(p, CreateArrival{request, kMerchant, fp}, {}, config(), kNow);
@@ -263,7 +270,7 @@ TEST(PaymentCoreTest, AuthorizationOutcomesAndWhoIsCalledBack) {
     EXPECT_FALSE(recovery->value.has_value());
     EXPECT_EQ(d.callback.has_value(), row.callback);
     EXPECT_EQ(write_to(d, Space::kOutbox) != nullptr, row.callback);  // in the same batch
-    EXPECT_EQ(d.answer->body, d.record->response);
+    EXPECT_EQ(body(*d.answer), d.record->response);
     if (d.callback) {
       EXPECT_EQ(d.callback->body, d.record->response);
       EXPECT_EQ(d.callback->id, "dlv_pay-1_1");
@@ -311,10 +318,10 @@ TEST(PaymentCoreTest, APendingOutcomeIsWatchedUntilItsDocumentExpires) {
 
 TEST(PaymentCoreTest, AFailedAcquirerCallAnswersUndefinedAndReconcilesLater) {
   Payment p = payment_in(PaymentState::kProcessing);
-  Decision d = authorize_failed(p, Error{ErrorCode::kUnavailable, "timeout"}, kMerchant);
+  Decision d = authorize_failed(p, Error{ErrorCode::kUnavailable, "timeout"}, kMerchant, config());
   EXPECT_FALSE(d.commits());  // the record stays unresolved
   EXPECT_EQ(d.next, Next::kReconcileLater);
-  EXPECT_EQ(d.answer->body, undefined_answer("pay-1").body);
+  EXPECT_EQ(body(*d.answer), body(undefined_answer("pay-1", config())));
   EXPECT_EQ(to_string(d.noted.at(0).kind), "event_failed");
 
   auto failed = Result<std::optional<domain::Authorization>>(tl::unexpected(Error{ErrorCode::kUnavailable, "x"}));
@@ -348,7 +355,7 @@ TEST(PaymentCoreTest, CreatePaymentResumesAfterACrashAtEachStep) {
   // Crash after the result: the retry replays it byte for byte.
   auto replay = answer_create_now(after_result, arrival, config());
   ASSERT_TRUE(replay);
-  EXPECT_EQ(replay->answer->body, found.answer->body);
+  EXPECT_EQ(body(*replay->answer), body(*found.answer));
 
   // Found in the background instead: the caller who heard "undefined" is called back.
   Decision background = background_status(after_intent, outcome(domain::AuthorizationStatus::kDenied), config(), kNow);
@@ -390,7 +397,7 @@ std::string op_fingerprint(const ppp::OperationRequest& r) {
 Decision start(const Payment& p, const ppp::OperationRequest& req,
                const Result<std::optional<StoredOperation>>& stored = std::optional<StoredOperation>()) {
   auto fp = op_fingerprint(req);
-  return start_operation(p, OperationArrival{req, kMerchant, fp}, stored, CoreConfig{}, kNow);
+  return start_operation(p, OperationArrival{req, kMerchant, fp}, stored, config(), kNow);
 }
 
 // A first cancel, settle (1.00) or refund (1.00) in each state: 'I' writes its intent and calls
@@ -421,7 +428,7 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
         EXPECT_EQ(stored->expected_etag, std::optional<uint64_t>(0));
         EXPECT_EQ(write_to(d, Space::kPayments), nullptr);
         EXPECT_EQ(write_to(d, Space::kRecovery), nullptr);
-        auto doc = JsonValue::parse(d.answer->body);
+        auto doc = JsonValue::parse(body(*d.answer));
         ASSERT_TRUE(doc);
         EXPECT_EQ(d.answer->outcome, what == 'A' ? Outcome::kDone : Outcome::kFailed);
         EXPECT_EQ(doc->string_or("requestId"), "req-1");
@@ -458,7 +465,7 @@ TEST(PaymentCoreTest, AnotherMerchantsPaymentIsUnknownToOperations) {
     auto fp = op_fingerprint(req);
     auto d = answer_operation_now(payment_in(state), OperationArrival{req, kOther, fp}, config());
     ASSERT_TRUE(d);
-    EXPECT_EQ(d->answer->body, start(no_payment(), req).answer->body);
+    EXPECT_EQ(body(*d->answer), body(*start(no_payment(), req).answer));
     EXPECT_FALSE(answer_operation_now(payment_in(state), OperationArrival{req, kMerchant, fp}, config()));
   }
 }
@@ -553,7 +560,7 @@ TEST(PaymentCoreTest, AnOwnerActionIsTheOwnersAndRecordsWhoAsked) {
   Decision theirs = owner_action(payment_in(PaymentState::kUndefined), kOther, "stub trigger: approve", config());
   ASSERT_TRUE(theirs.answer);
   EXPECT_EQ(theirs.answer->outcome, Outcome::kNotFound);
-  EXPECT_EQ(theirs.answer->body, owner_action(no_payment(), kOther, "x", config()).answer->body);
+  EXPECT_EQ(body(*theirs.answer), body(*owner_action(no_payment(), kOther, "x", config()).answer));
   EXPECT_EQ(to_string(theirs.noted.at(0).kind), "access_refused");
   EXPECT_EQ(theirs.noted.at(0).merchant, kOther);
 }
@@ -590,13 +597,13 @@ TEST(PaymentCoreTest, OperationsResumeAfterACrashAtEachStep) {
   StoredOperation after{stored.key, *stored_done, 2};
   Payment settled{"pay-1", done.record, kEtag + 1};
   Decision replay = start(settled, req, std::optional<StoredOperation>(after));
-  EXPECT_EQ(replay.answer->body, done.answer->body);  // G2
+  EXPECT_EQ(body(*replay.answer), body(*done.answer));  // G2
   EXPECT_FALSE(replay.commits());
   EXPECT_FALSE(resume_operation("pay-1", "req-1", after));  // nothing in flight any more
 
   auto other = operation(ppp::OperationKind::kSettle, 300);
   Decision reused = start(settled, other, std::optional<StoredOperation>(after));
-  EXPECT_EQ(reused.answer->body, operation_request_conflict(other).body);
+  EXPECT_EQ(body(*reused.answer), body(operation_request_conflict(other)));
 
   auto unknown = operation_done(p, pending, tl::unexpected(Error{ErrorCode::kUnavailable, "timeout"}), config(), kNow);
   EXPECT_FALSE(unknown.commits());  // nothing recorded as done: the retry resumes it
@@ -623,10 +630,11 @@ TEST(PaymentCoreTest, APendingRefundAnswersNotYetUntilItIsDone) {
   accepted.pending = true;
   Decision not_yet = operation_done(p, pending, accepted, config(), kNow);
   EXPECT_EQ(not_yet.answer->outcome, Outcome::kFailed);
-  auto body = JsonValue::parse(not_yet.answer->body);
-  ASSERT_TRUE(body);
-  EXPECT_EQ(body->string_or("code"), "refund-pending");
-  EXPECT_TRUE(body->find("refundId")->is_null());
+  EXPECT_EQ(not_yet.answer->refused->refusal, Refusal::kRefundPending);
+  auto doc = JsonValue::parse(body(*not_yet.answer));
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->string_or("code"), "refund-pending");
+  EXPECT_TRUE(doc->find("refundId")->is_null());
   EXPECT_EQ(write_to(not_yet, Space::kOperations), nullptr);  // still in flight: resumed by the retry
   EXPECT_EQ(write_to(not_yet, Space::kRecovery), nullptr);    // and by recovery
   EXPECT_EQ(write_to(not_yet, Space::kPayments), nullptr);    // no refund counted yet
@@ -652,12 +660,11 @@ TEST(PaymentCoreTest, ManualOperationsAnswer501AndChangeNothing) {
   cannot.manual = true;
   Decision manual = operation_done(p, *first.operation, cannot, config(), kNow);
   EXPECT_EQ(manual.answer->outcome, Outcome::kManual);
-  EXPECT_EQ(JsonValue::parse(manual.answer->body)->string_or("code"), "cancel-manually");
+  EXPECT_EQ(JsonValue::parse(body(*manual.answer))->string_or("code"), "cancel-manually");
   EXPECT_EQ(write_to(manual, Space::kPayments), nullptr);
   auto stored = decode_operation(*write_to(manual, Space::kOperations)->value);
   ASSERT_TRUE(stored);
-  EXPECT_EQ(stored->http_status, 501u);
-  EXPECT_EQ(outcome_of_stored(501), Outcome::kManual);
+  EXPECT_EQ(stored->outcome, Outcome::kManual);
 
   Payment settled = payment_in(PaymentState::kSettled);
   auto refund = operation(ppp::OperationKind::kRefund, 100);
@@ -665,7 +672,7 @@ TEST(PaymentCoreTest, ManualOperationsAnswer501AndChangeNothing) {
   Decision configured = start(settled, refund);
   EXPECT_EQ(configured.next, Next::kEnd);
   EXPECT_EQ(configured.answer->outcome, Outcome::kManual);
-  EXPECT_EQ(JsonValue::parse(configured.answer->body)->string_or("code"), "refund-manually");
+  EXPECT_EQ(JsonValue::parse(body(*configured.answer))->string_or("code"), "refund-manually");
   EXPECT_EQ(write_to(configured, Space::kPayments), nullptr);
   ASSERT_NE(write_to(configured, Space::kOperations), nullptr);
 
@@ -764,7 +771,7 @@ TEST(PaymentCoreTest, WebhooksInEveryState) {
                                std::optional<storage::Versioned>(), config(), kNow);
     ASSERT_NE(write_to(d, Space::kInbox), nullptr);  // never applied twice
     EXPECT_EQ(write_to(d, Space::kInbox)->expected_etag, std::optional<uint64_t>(0));
-    EXPECT_EQ(d.answer->body, R"({"received":true})");
+    EXPECT_EQ(body(*d.answer), R"({"received":true})");
     if (state == PaymentState::kUndefined) {
       EXPECT_EQ(state_name(d), "approved");
       EXPECT_EQ(to_string(d.audit.at(0).kind), "webhook_applied");
@@ -796,7 +803,7 @@ TEST(PaymentCoreTest, StalePendingDuplicateAndConflictingWebhooks) {
   storage::Versioned same{"hash-1", 1};
   Decision duplicate = receive_event(p, event(domain::AuthorizationStatus::kApproved), same, config(), kNow);
   EXPECT_FALSE(duplicate.commits());
-  EXPECT_EQ(duplicate.answer->body, R"({"received":true,"duplicate":true})");
+  EXPECT_EQ(body(*duplicate.answer), R"({"received":true,"duplicate":true})");
   storage::Versioned different{"hash-2", 1};
   Decision conflict = receive_event(p, event(domain::AuthorizationStatus::kApproved), different, config(), kNow);
   EXPECT_FALSE(conflict.commits());
@@ -843,8 +850,8 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
   for (auto state : kAllStates) {
     SCOPED_TRACE(std::string(to_string(state)));
     Payment p = payment_in(state);
-    EXPECT_EQ(answer_refresh_now(p, kOther, Asker::kMerchant, config())->answer->body,
-              unknown_payment("pay-1").body);
+    EXPECT_EQ(body(*answer_refresh_now(p, kOther, Asker::kMerchant, config())->answer),
+              body(unknown_payment("pay-1")));
     EXPECT_FALSE(answer_refresh_now(p, kMerchant, Asker::kMerchant, config()));
     Decision d = start_refresh(p);
     if (state == PaymentState::kUndefined) {
@@ -853,10 +860,10 @@ TEST(PaymentCoreTest, RefreshesInEveryState) {
       EXPECT_EQ(state_name(found), "approved");
       Decision unknown = refreshed(p, std::optional<domain::Authorization>(), config(), kNow);
       EXPECT_FALSE(unknown.commits());
-      EXPECT_EQ(unknown.answer->body, p.record->response);
+      EXPECT_EQ(body(*unknown.answer), p.record->response);
     } else {
       EXPECT_EQ(d.next, Next::kEnd);
-      EXPECT_EQ(d.answer->body, p.record->response);
+      EXPECT_EQ(body(*d.answer), p.record->response);
     }
   }
   EXPECT_EQ(answer_refresh_now(no_payment(), kMerchant, Asker::kMerchant, config())->answer->outcome,
@@ -987,10 +994,10 @@ TEST(PaymentCoreTest, OperationsRunUnderThePaymentsLease) {
   StoredOperation done{"pay-1/req-1", OperationRecord{}, 3};
   done.record.fingerprint = fp;
   done.record.phase = OperationPhase::kDone;
-  done.record.http_status = 200;
+  done.record.outcome = Outcome::kDone;
   done.record.response = "stored";
   Decision replay = start_operation(leased(PaymentState::kApproved, "b", kNow + 1), arrival, done, instance("a"), kNow);
-  EXPECT_EQ(replay.answer->body, "stored");
+  EXPECT_EQ(body(*replay.answer), "stored");
   // Free: the intent and the lease in one batch (the payment's compare-and-swap serialises
   // operations across instances as the actor does within one).
   Decision start = start_operation(payment_in(PaymentState::kApproved), arrival, none, instance("a"), kNow);
@@ -1035,7 +1042,7 @@ TEST(PaymentCoreTest, AnOutcomeAnotherInstanceRecordedFirstIsAnsweredNotAppliedA
   EXPECT_TRUE(broken_invariant(as_stored, again).empty());
   EXPECT_FALSE(again.commits());
   ASSERT_TRUE(again.answer);
-  EXPECT_EQ(again.answer->body, by_b.answer->body);
+  EXPECT_EQ(body(*again.answer), body(*by_b.answer));
   EXPECT_EQ(again.answer->outcome, Outcome::kDone);
   // Applied again instead, the settlement would count twice.
   Decision twice = operation_done(as_stored, *started.operation, succeeded, config(), kNow);
@@ -1059,7 +1066,7 @@ TEST(PaymentCoreTest, ACancelOfAnUnknownOutcomeAsksTheAcquirerFirst) {
     Decision d = cancel_status(p, cancel, status, config(), kNow);
     EXPECT_FALSE(d.commits());
     EXPECT_EQ(d.answer->outcome, Outcome::kFailed);
-    auto doc = JsonValue::parse(d.answer->body);
+    auto doc = JsonValue::parse(body(*d.answer));
     ASSERT_TRUE(doc);
     EXPECT_TRUE(doc->find("cancellationId")->is_null());
     EXPECT_EQ(doc->string_or("code"), "outcome-unknown");
@@ -1093,7 +1100,7 @@ TEST(PaymentCoreTest, APaymentCancelledBeforeItWasAuthorizedAnswersDeniedFromThe
     Payment cancelled{"pay-1", done.record, kEtag + 1};
     Decision again = start(cancelled, operation(ppp::OperationKind::kCancel, 0, "req-2"));
     EXPECT_EQ(again.next, Next::kEnd);
-    auto doc = JsonValue::parse(again.answer->body);
+    auto doc = JsonValue::parse(body(*again.answer));
     ASSERT_TRUE(doc);
     EXPECT_EQ(doc->string_or("cancellationId"), "void-9");
   }

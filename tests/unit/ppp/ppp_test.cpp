@@ -6,6 +6,7 @@
 #include <future>
 
 #include "idempay/acquirers/stub.hpp"
+#include "idempay/answers/answers.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/ppp/handler.hpp"
@@ -27,6 +28,7 @@ class PppHandlerTest : public ::testing::Test {
 protected:
   void SetUp() override {
     actors::ServiceOptions options;
+    options.answers = &answers;
     options.idle_timeout = std::chrono::milliseconds(50);
     service = std::make_unique<actors::PaymentService>(*store, stub, callbacks, options);
     ASSERT_TRUE(service->start("https://connector.example"));
@@ -71,6 +73,7 @@ protected:
   std::unique_ptr<storage::Store> store = storage::make_memory_store(domain::keyspace_names());
   acquirer::StubAcquirer stub{acquirer::StubOptions{std::chrono::milliseconds(0), std::chrono::hours(1)}};
   NoCallbacks callbacks;
+  answers::PppAnswers answers;
   std::unique_ptr<actors::PaymentService> service;
   std::unique_ptr<PppHandler> handler;
 };

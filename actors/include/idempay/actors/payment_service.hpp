@@ -94,6 +94,9 @@ struct ServiceOptions {
   /// schedule until its document expires: at most this many looks a second per acquirer entry
   /// (a merchant's named acquirer), the rest waiting their turn. Default: 20
   int status_polls_per_second = 20;
+  /// Writes the answers the engine stores with the state they describe (the PPP library's
+  /// answers::PppAnswers); must outlive the service. Required.
+  const domain::AnswerEncoder* answers = nullptr;
   /// Sees every payment event (the audit trail's entries, duplicates included) as an actor
   /// records it, on the actor's worker: it must be quick and never block. Default: none
   std::function<void(const std::string& payment_id, const domain::AuditEntry& event)> on_event;

@@ -38,7 +38,7 @@ struct OperationInfo {
   std::string kind;
   std::string phase;  ///< processing | done
   int64_t amount = 0;  ///< cents
-  unsigned http_status = 0;
+  std::string outcome;  ///< how its answer went out (done, failed, manual); empty while in flight
   std::string response;
 };
 

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "idempay/domain/acquirer.hpp"
+#include "idempay/domain/answers.hpp"
 #include "idempay/domain/audit.hpp"
+#include "idempay/domain/lifecycle.hpp"
 #include "idempay/domain/outbox.hpp"
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/domain/records.hpp"
@@ -31,33 +33,6 @@
 #include "idempay/storage/store.hpp"
 
 namespace idempay::domain {
-
-/// What a command came to, for whoever asked. app/ maps each to the HTTP status the gateway
-/// expects (app/ppp_handler.cpp); nothing below app/ speaks HTTP statuses.
-enum class Outcome : uint8_t {
-  kDone,      ///< the answer: the payment's state, the operation's result, an acknowledgement
-  kNotFound,  ///< no such payment (or another merchant's: the same answer)
-  kRefused,   ///< cannot be done: invalid, illegal in this state, an id already used otherwise
-  kConflict,  ///< collides with what is recorded: another terminal, another body for an event
-  kRetry,     ///< nothing was done; the same request later will be (storage, shutdown)
-  kFailed,    ///< the acquirer failed or refused it
-  kManual,    ///< an operation that must be done by hand (PPP: 501 cancel-manually / refund-manually)
-};
-
-/// An answer: its outcome and body bytes (PPP JSON).
-struct Reply {
-  Reply() = default;
-  Reply(Outcome o, std::string b) : outcome(o), body(std::move(b)) {}
-
-  Outcome outcome = Outcome::kDone;
-  std::string body;
-  /// How the answer came about, for the access log: "reused" (a stored answer given again),
-  /// "conflict" (another request under the same id), or empty (worked out now).
-  std::string_view served;
-};
-
-/// The outcome of a stored operation answer (stored as the HTTP status it was first sent with).
-Outcome outcome_of_stored(unsigned http_status);
 
 /// An authorization outcome reported by the acquirer (signed webhook, already verified).
 struct AcquirerEvent {
@@ -98,8 +73,11 @@ struct CoreConfig {
   /// Each offered method's split mode and answer timers (the manifest configuration);
   /// a method not listed has the defaults.
   std::map<std::string, ppp::MethodTerms, std::less<>> methods;
+  /// Writes the answers the core stores (the PPP library's); required.
+  const AnswerEncoder* answers = nullptr;
 
   const ppp::MethodTerms& terms(std::string_view method) const;
+  const AnswerEncoder& encoder() const;
 
   bool shared() const { return !instance.empty(); }
 };
@@ -153,24 +131,20 @@ std::string broken_invariant(const Payment& before, const Decision& d);
 
 // -- answers shared by several commands ---------------------------------------------------------
 
-Reply error_reply(Outcome outcome, std::string_view code, std::string_view message);
-/// A domain error as an answer: not found, refused, retry (unavailable), else failed.
-Reply error_reply(const Error& e);
 /// What another merchant hears about a payment: exactly what a payment that does not exist
-/// answers, byte for byte.
+/// answers.
 Reply unknown_payment(const std::string& payment_id);
 /// A Create Payment whose paymentId is taken, by another payment of the caller's or by another
 /// merchant's: one answer for both, so that it tells nothing about the other payment.
 Reply payment_conflict(const std::string& payment_id);
 Reply request_conflict(const std::string& request_id);
-/// A cancel, settle or refund refused (unknown payment, illegal in its state, a requestId
-/// reused): the operation's own answer shape with its id null, and a 500 — the protocol
-/// documents only 200, 500 and 501 for these routes, and the gateway retries a 500 (the same
-/// refusal again; nothing is done meanwhile).
-Reply operation_refusal(const ppp::OperationRequest& req, std::string_view code, std::string message);
+/// A cancel, settle or refund whose requestId was used for another operation: the
+/// operation's own answer shape with its id null, and a 500 — the protocol documents only 200,
+/// 500 and 501 for these routes, and the gateway retries a 500 (the same refusal again;
+/// nothing is done meanwhile).
 Reply operation_request_conflict(const ppp::OperationRequest& req);
 /// The Create Payment answer while the outcome is unknown: "undefined", no identifiers yet.
-Reply undefined_answer(const std::string& payment_id);
+Reply undefined_answer(const std::string& payment_id, const CoreConfig& config);
 /// The answer to a terminal submission for a payment that does not exist, is not a POS payment,
 /// or was named with a wrong token: one answer for all three.
 Reply no_pos_payment(const std::string& payment_id);
@@ -241,7 +215,7 @@ Decision authorized(const Payment& p, const domain::Authorization& a, Listeners 
 
 /// The authorize call failed: the outcome is unknown, the callers hear "undefined", and a
 /// status call under the same key settles it later (never a second key).
-Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant);
+Decision authorize_failed(const Payment& p, const Error& e, const std::string& merchant, const CoreConfig& config);
 
 /// The status call of a Create Payment retried while unresolved: a known outcome applies, a
 /// payment the acquirer never saw is authorized (same key), a failed call is as above.
@@ -263,7 +237,7 @@ inline constexpr std::string_view kAwaitPos = "await-pos";
 /// Not a POS payment: answered at once.
 std::optional<Decision> answer_terminal_now(const Payment& p);
 /// The terminal's serial is recorded once; the same serial again is accepted, another refused.
-Decision submit_terminal(const Payment& p, const std::string& serial, int64_t now);
+Decision submit_terminal(const Payment& p, const std::string& serial, const CoreConfig& config, int64_t now);
 
 // -- cancel / settle / refund -------------------------------------------------------------------
 

@@ -4,11 +4,12 @@
 #include <string>
 
 #include "idempay/domain/acquirer.hpp"
+#include "idempay/domain/answers.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/protocol/card.hpp"
 #include "idempay/base/error.hpp"
 #include "idempay/protocol/ppp.hpp"
-#include "idempay/protocol/state_machine.hpp"
+#include "idempay/domain/lifecycle.hpp"
 
 namespace idempay::domain {
 
@@ -75,7 +76,7 @@ struct OperationRecord {
   std::string acquirer_key;
   Cents amount = 0;
   std::vector<ppp::Recipient> recipients;  ///< the split it was asked with: a resumed call sends it again
-  unsigned http_status = 0;
+  Outcome outcome = Outcome::kDone;  ///< how the stored answer went out, once done
   std::string response;  ///< the stored answer, byte for byte, once done
   int64_t updated_at = 0;
 };

@@ -169,38 +169,7 @@ bool same_payment(std::string_view key, std::string_view stored, std::string_vie
 /// Keyed fingerprint of an operation (kind, payment, value).
 std::string operation_fingerprint(std::string_view key, const OperationRequest& request);
 
-// -- responses ------------------------------------------------------------------------------
-
-/// Fields of a Create Payment answer (OpenAPI schema `Success-Approved`).
-struct CreatePaymentResponse {
-  std::string payment_id;
-  std::string status;  ///< approved | denied | undefined
-  std::string authorization_id;
-  std::string tid;
-  std::string nsu;
-  std::string acquirer;
-  std::string code;
-  std::string message;
-  int64_t delay_to_auto_settle = 21600;
-  int64_t delay_to_auto_settle_after_antifraud = 1800;
-  int64_t delay_to_cancel = 21600;
-  // Asynchronous methods; each is written only when non-empty.
-  std::string payment_url;             ///< boleto or redirect URL
-  std::string bank_issue_invoice_id;   ///< deprecated boleto URL, same as payment_url
-  std::string redirect_url;            ///< deprecated redirect URL, same as payment_url
-  std::string payment_app_name;        ///< paymentAppData.appName
-  std::string payment_app_payload;     ///< paymentAppData.payload, a JSON string
-  std::string identification_number;   ///< boleto typeable line, 47 digits
-  std::string identification_number_formatted;
-  std::string bar_code_image_type;     ///< "i25" for boleto
-  std::string bar_code_image_number;   ///< 44 digits
-  // Card-present (POS) final answers and callbacks
-  std::string card_brand;
-  std::string first_digits;
-  std::string last_digits;
-  Cents max_value = 0;  ///< written as maxValue when non-zero: what may be settled at most
-};
-std::string write_create_payment_response(const CreatePaymentResponse& r);
+// -- what answers carry ------------------------------------------------------------------
 
 /// What the shopper needs to pay an asynchronous method, as the acquirer issued it.
 struct PaymentDocument {
@@ -217,44 +186,9 @@ struct PaymentDocument {
   std::string last_digits;
 };
 
-/// What a payment of a method's family hands the shopper: the facts add_method_fields turns
-/// into the gateway's fields for that family.
-struct PaymentDocumentFacts {
-  MethodFamily family = MethodFamily::kCard;
-  bool open = false;      ///< the outcome is not known yet (the answer is `undefined`)
-  bool approved = false;  ///< POS: the card fragments go into the approved answer
-  PaymentDocument document;
-  /// POS, while the terminal is not yet known: where the terminal app submits its serial.
-  /// Empty: the terminal is known and the payment waits for the card.
-  std::string pos_submit_url;
-};
-
-/// The fields a method's family adds to a Create Payment answer, as the gateway's apps read
-/// them: a 3-D Secure or redirect page (`paymentUrl`), Pix's `vtex.pix-payment` app with the
-/// code and its QR, a boleto's bar code and typeable line, the POS apps (the terminal's
-/// `submitUrl`, then the wait for the card) and an approved POS payment's card fragments;
-/// and the delay to cancel the family allows.
-void add_method_fields(const PaymentDocumentFacts& facts, CreatePaymentResponse& out);
-
-/// Fields shared by the three operation answers; `id` is the cancellation/settle/refund id,
-/// empty (written as null) on failure.
-struct OperationResponse {
-  OperationKind kind = OperationKind::kCancel;
-  std::string payment_id;
-  std::string request_id;
-  std::string id;
-  Cents value = 0;
-  std::string code;
-  std::string message;
-};
-std::string write_operation_response(const OperationResponse& r);
-
 /// The headers the gateway sends a merchant's credentials in (docs/ppp-surface.md#credentials): the
 /// X-VTEX-API pair, then the X-PROVIDER-API pair (connectors with usesProviderHeadersName).
 inline constexpr std::string_view kCredentialHeaders[][2] = {
     {"X-VTEX-API-AppKey", "X-VTEX-API-AppToken"}, {"X-PROVIDER-API-AppKey", "X-PROVIDER-API-AppToken"}};
-
-/// PPP error body `{"status":"error","code":...,"message":...}`.
-std::string write_error(std::string_view code, std::string_view message);
 
 }  // namespace idempay::ppp

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "idempay/protocol/state_machine.hpp"
+#include "idempay/domain/lifecycle.hpp"
 
-namespace idempay {
+namespace idempay::domain {
 namespace {
 
 using S = PaymentState;
@@ -37,39 +37,44 @@ TEST(StateMachineTest, NamesRoundTrip) {
   EXPECT_FALSE(payment_state_from_string("settledx").has_value());
 }
 
-// Each rule by name: no refusal where the rules hold, the first rule broken where one is not.
+// Each rule by name: no refusal where the rules hold, the first rule broken where one is not,
+// with the facts in its message.
 TEST(StateMachineTest, SettleRespectsStateAndAuthorizedAmount) {
   Amounts a{1000, 0, 0};
   EXPECT_FALSE(settle_refusal(S::kApproved, a, 1000));
   EXPECT_FALSE(settle_refusal(S::kApproved, a, 400));
-  EXPECT_EQ(settle_refusal(S::kApproved, a, 1001)->rule, Rule::kWithinSettleLimit);
-  EXPECT_EQ(to_error(*settle_refusal(S::kApproved, a, 1001)).code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(settle_refusal(S::kApproved, a, 0)->rule, Rule::kPositiveAmount);
-  EXPECT_EQ(to_error(*settle_refusal(S::kApproved, a, 0)).code, ErrorCode::kInvalidArgument);
+  auto over = settle_refusal(S::kApproved, a, 1001);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->refusal, Refusal::kOverSettleLimit);
+  EXPECT_EQ(over->message, "settlement of 10.01 exceeds what remains authorized (10)");
+  EXPECT_EQ(over->reason(), "over-settle-limit: " + over->message);
+  EXPECT_EQ(settle_refusal(S::kApproved, a, 0)->refusal, Refusal::kAmountNotPositive);
   Amounts partly{1000, 600, 0};
   EXPECT_FALSE(settle_refusal(S::kSettled, partly, 400));
   EXPECT_TRUE(settle_refusal(S::kSettled, partly, 401));
-  Amounts over = partly;
-  over.max_value = 1'100;  // maxValue: settlements may add up to more than the amount
-  EXPECT_EQ(over.settle_limit(), 1'100);
-  EXPECT_FALSE(settle_refusal(S::kSettled, over, 500));
-  EXPECT_TRUE(settle_refusal(S::kSettled, over, 501));
+  Amounts raised = partly;
+  raised.max_value = 1'100;  // maxValue: settlements may add up to more than the amount
+  EXPECT_EQ(raised.settle_limit(), 1'100);
+  EXPECT_FALSE(settle_refusal(S::kSettled, raised, 500));
+  EXPECT_TRUE(settle_refusal(S::kSettled, raised, 501));
   for (S s : {S::kProcessing, S::kUndefined, S::kDenied, S::kCancelled, S::kRefunded, S::kOrphaned}) {
-    EXPECT_EQ(settle_refusal(s, a, 1)->rule, Rule::kLegalTransition) << to_string(s);
-    EXPECT_EQ(to_error(*settle_refusal(s, a, 1)).code, ErrorCode::kIllegalState) << to_string(s);
+    auto illegal = settle_refusal(s, a, 1);
+    ASSERT_TRUE(illegal) << to_string(s);
+    EXPECT_EQ(illegal->refusal, Refusal::kInvalidState) << to_string(s);
+    EXPECT_EQ(illegal->message, "cannot settle a payment whose state is " + std::string(to_string(s)));
   }
 }
 
 TEST(StateMachineTest, RefundsNeverExceedWhatWasSettled) {
   Amounts settled{1000, 800, 0};
   EXPECT_FALSE(refund_refusal(S::kSettled, settled, 800));
-  EXPECT_EQ(refund_refusal(S::kSettled, settled, 801)->rule, Rule::kWithinSettled);
+  EXPECT_EQ(refund_refusal(S::kSettled, settled, 801)->refusal, Refusal::kOverSettled);
   Amounts partly{1000, 800, 500};
   EXPECT_FALSE(refund_refusal(S::kRefunded, partly, 300));
   EXPECT_TRUE(refund_refusal(S::kRefunded, partly, 301));
-  EXPECT_EQ(refund_refusal(S::kRefunded, partly, 0)->rule, Rule::kPositiveAmount);
+  EXPECT_EQ(refund_refusal(S::kRefunded, partly, 0)->refusal, Refusal::kAmountNotPositive);
   for (S s : {S::kProcessing, S::kUndefined, S::kApproved, S::kDenied, S::kCancelled}) {
-    EXPECT_EQ(to_error(*refund_refusal(s, settled, 1)).code, ErrorCode::kIllegalState) << to_string(s);
+    EXPECT_EQ(refund_refusal(s, settled, 1)->refusal, Refusal::kInvalidState) << to_string(s);
   }
 }
 
@@ -77,7 +82,16 @@ TEST(StateMachineTest, OnlyUnsettledAuthorizationsCancel) {
   EXPECT_FALSE(cancel_refusal(S::kUndefined));
   EXPECT_FALSE(cancel_refusal(S::kApproved));
   for (S s : {S::kProcessing, S::kDenied, S::kCancelled, S::kSettled, S::kRefunded, S::kOrphaned}) {
-    EXPECT_TRUE(cancel_refusal(s)) << to_string(s);
+    EXPECT_EQ(cancel_refusal(s)->refusal, Refusal::kInvalidState) << to_string(s);
+  }
+}
+
+// Every refusal has its own code: an answer's code leads back to one name.
+TEST(StateMachineTest, EveryRefusalHasItsOwnCode) {
+  std::set<std::string_view> codes;
+  for (int r = 0; r <= static_cast<int>(Refusal::kInternalError); ++r) {
+    auto code = code_of(static_cast<Refusal>(r));
+    EXPECT_TRUE(codes.insert(code).second) << code << " names two refusals";
   }
 }
 
@@ -89,4 +103,4 @@ TEST(StateMachineTest, CreatePaymentStatusIsOneOfThePppThree) {
 }
 
 }  // namespace
-}  // namespace idempay
+}  // namespace idempay::domain

@@ -1,10 +1,13 @@
 #pragma once
+// A payment's lifecycle (G3): its states, the legal transitions, and the rules an operation
+// must keep, decided here and nowhere else.
 
 #include <optional>
 #include <string_view>
 
 #include "idempay/base/error.hpp"
 #include "idempay/base/money.hpp"
+#include "idempay/domain/answers.hpp"
 
 namespace idempay {
 
@@ -42,35 +45,25 @@ struct Amounts {
   Cents settle_limit() const { return max_value > authorized ? max_value : authorized; }
 };
 
-/// The lifecycle's rules an operation can break (G3), each by name.
-enum class Rule : uint8_t {
-  kLegalTransition,   ///< the payment's state allows the operation
-  kPositiveAmount,    ///< a settlement or refund moves some money
-  kWithinSettleLimit, ///< settlements add up to at most what was authorized (or maxValue)
-  kWithinSettled,     ///< refunds add up to at most what was settled
-};
+}  // namespace idempay
 
-/// A rule an operation would break, with the facts its message names.
-struct Refusal {
-  Rule rule = Rule::kLegalTransition;
-  std::string_view operation;  ///< "settle", "refund", "cancel"
-  PaymentState state = PaymentState::kProcessing;
-  Cents amount = 0;     ///< what was asked
-  Cents remaining = 0;  ///< what the limit leaves
-};
+namespace idempay::domain {
 
-/// The refusal as an error: its code (kIllegalState or kInvalidArgument) and, in prose, the
-/// message the answer and the audit trail carry.
-Error to_error(const Refusal& refusal);
-
+/// The lifecycle's rules an operation can break (G3), one guard line each, in the order they
+/// are checked; the first broken is the refusal (kInvalidState, kAmountNotPositive,
+/// kOverSettleLimit, kOverSettled), with a message that names the facts.
 /// A settlement of `amount`: the payment approved or settled, the amount positive, and the
-/// settlements within settle_limit(). The first rule it breaks, if any.
-std::optional<Refusal> settle_refusal(PaymentState state, const Amounts& totals, Cents amount);
+/// settlements within settle_limit().
+std::optional<Refused> settle_refusal(PaymentState state, const Amounts& totals, Cents amount);
 /// A refund of `amount`: the payment settled or refunded, the amount positive, the refunds
 /// within what was settled.
-std::optional<Refusal> refund_refusal(PaymentState state, const Amounts& totals, Cents amount);
+std::optional<Refused> refund_refusal(PaymentState state, const Amounts& totals, Cents amount);
 /// A cancellation: only of an undefined or approved (not yet settled) payment.
-std::optional<Refusal> cancel_refusal(PaymentState state);
+std::optional<Refused> cancel_refusal(PaymentState state);
+
+}  // namespace idempay::domain
+
+namespace idempay {
 
 /// The `status` a Create Payment answer shows for a state (approved, denied or undefined).
 std::string_view create_payment_status(PaymentState state);

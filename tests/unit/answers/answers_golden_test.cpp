@@ -1,4 +1,4 @@
-// Every PPP answer the payment core writes, byte for byte, against tests/data/golden/ppp_answers.txt:
+// Every PPP answer the payment core gives, written by the PPP library's encoder, byte for byte, against tests/data/golden/ppp_answers.txt:
 // Create Payment answers for each method family in each state, the operations' answers and
 // refusals, and the errors. A change of one byte anywhere fails here, so that a refactoring
 // of where answers are written cannot change what a gateway (or a replay of a stored answer)
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "idempay/answers/answers.hpp"
 #include "idempay/domain/payment_core.hpp"
 #include "idempay/protocol/methods.hpp"
 
@@ -17,8 +18,11 @@ namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
 
+const answers::PppAnswers kEncoder;
+
 CoreConfig golden_config() {
   CoreConfig c;
+  c.answers = &kEncoder;
   c.fingerprint_key = "fingerprint-key";
   c.legacy_owner = "shop-a";
   c.public_url = "https://connector.example";
@@ -58,6 +62,7 @@ std::string all_answers() {
   const CoreConfig config = golden_config();
   std::ostringstream out;
   auto line = [&out](const std::string& name, const std::string& body) { out << name << '\t' << body << '\n'; };
+  auto written = [](const std::optional<Reply>& reply) { return reply ? answers::body_of(*reply) : "-"; };
 
   const PaymentState states[] = {PaymentState::kProcessing, PaymentState::kUndefined, PaymentState::kApproved,
                                  PaymentState::kDenied,     PaymentState::kCancelled, PaymentState::kSettled,
@@ -83,15 +88,15 @@ std::string all_answers() {
   expiring.document.expires_in_seconds = 120;
   line("create Pix expiring early", create_response("pay-1", expiring, "", "", config));
 
-  line("undefined", undefined_answer("pay-1").body);
-  line("unknown payment", unknown_payment("pay-1").body);
-  line("payment conflict", payment_conflict("pay-1").body);
-  line("request conflict", request_conflict("req-1").body);
-  line("no pos payment", no_pos_payment("pay-1").body);
-  line("in progress elsewhere", in_progress_elsewhere("pay-1").body);
+  line("undefined", answers::body_of(undefined_answer("pay-1", config)));
+  line("unknown payment", answers::body_of(unknown_payment("pay-1")));
+  line("payment conflict", answers::body_of(payment_conflict("pay-1")));
+  line("request conflict", answers::body_of(request_conflict("req-1")));
+  line("no pos payment", answers::body_of(no_pos_payment("pay-1")));
+  line("in progress elsewhere", answers::body_of(in_progress_elsewhere("pay-1")));
   for (auto code : {ErrorCode::kNotFound, ErrorCode::kInvalidArgument, ErrorCode::kConflict, ErrorCode::kIllegalState,
                     ErrorCode::kUnavailable, ErrorCode::kTimeout, ErrorCode::kInternal}) {
-    line(std::string("error ") + to_string(code), error_reply(Error{code, "golden detail"}).body);
+    line(std::string("error ") + to_string(code), answers::body_of(error_reply(Error{code, "golden detail"})));
   }
 
   for (auto kind : {ppp::OperationKind::kCancel, ppp::OperationKind::kSettle, ppp::OperationKind::kRefund}) {
@@ -101,8 +106,8 @@ std::string all_answers() {
     req.request_id = "req-1";
     req.value = kind == ppp::OperationKind::kCancel ? 0 : 1000;
     std::string k(ppp::to_string(kind));
-    line(k + " refusal", operation_refusal(req, "invalid-state", "golden refusal").body);
-    line(k + " request conflict", operation_request_conflict(req).body);
+    line(k + " refusal", answers::body_of(operation_refusal(req, Refusal::kInvalidState, "golden refusal")));
+    line(k + " request conflict", answers::body_of(operation_request_conflict(req)));
     // The acquirer's answers, as the core records them.
     PaymentState from = kind == ppp::OperationKind::kRefund ? PaymentState::kSettled : PaymentState::kApproved;
     Payment p{"pay-1", record_of("Visa", from), 7};
@@ -111,7 +116,7 @@ std::string all_answers() {
     Decision started = start_operation(p, OperationArrival{req, "shop-a", fingerprint},
                                        std::optional<StoredOperation>(), config, kNow);
     if (!started.operation) {
-      line(k + " start", started.answer ? started.answer->body : "-");
+      line(k + " start", written(started.answer));
       continue;
     }
     for (int result = 0; result < 4; ++result) {
@@ -124,11 +129,11 @@ std::string all_answers() {
       o.pending = result == 2;
       o.manual = result == 3;
       Decision d = operation_done(p, *started.operation, o, config, kNow);
-      line(k + " outcome " + std::to_string(result), d.answer ? d.answer->body : "-");
+      line(k + " outcome " + std::to_string(result), written(d.answer));
     }
     Result<domain::OperationOutcome> timed_out = tl::unexpected(Error{ErrorCode::kTimeout, "acquirer timeout"});
     Decision failed = operation_done(p, *started.operation, timed_out, config, kNow);
-    line(k + " acquirer failed", failed.answer ? failed.answer->body : "-");
+    line(k + " acquirer failed", written(failed.answer));
   }
   // A cancel without the acquirer, in the states that have one.
   for (auto state : {PaymentState::kDenied, PaymentState::kCancelled, PaymentState::kSettled}) {
@@ -140,7 +145,7 @@ std::string all_answers() {
     std::string fingerprint = ppp::operation_fingerprint(config.fingerprint_key, req);
     Decision d = start_operation(p, OperationArrival{req, "shop-a", fingerprint}, std::optional<StoredOperation>(),
                                  config, kNow);
-    line("cancel in " + std::string(to_string(state)), d.answer ? d.answer->body : "-");
+    line("cancel in " + std::string(to_string(state)), written(d.answer));
   }
   return out.str();
 }

@@ -1,3 +1,4 @@
+// The JSON writer every document is written with: escaping and numbers at their edges.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,47 +8,17 @@
 
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
-#include "idempay/protocol/ppp.hpp"
 
-namespace idempay::ppp {
+namespace idempay {
 namespace {
 
-TEST(PppWriteTest, CreatePaymentResponseHasEveryRequiredField) {
-  CreatePaymentResponse r;
-  r.payment_id = "P1";
-  r.status = "denied";
-  r.tid = "T1";
-  std::string json = write_create_payment_response(r);
-  auto doc = JsonValue::parse(json).value();
-  for (const char* field : {"paymentId", "status", "authorizationId", "tid", "nsu", "acquirer",
-                            "delayToAutoSettle", "delayToAutoSettleAfterAntifraud", "delayToCancel"}) {
-    EXPECT_NE(doc.find(field), nullptr) << field;
-  }
-  EXPECT_EQ(doc.find("authorizationId")->type(), JsonValue::Type::kString);
-  EXPECT_TRUE(doc.find("nsu")->is_null());
-}
-
-TEST(PppWriteTest, OperationResponsesUseTheirOwnIdFieldAndNullOnFailure) {
-  OperationResponse ok{OperationKind::kSettle, "P1", "R1", "S1", 3190, "", "ok"};
-  EXPECT_EQ(write_operation_response(ok),
-            R"({"paymentId":"P1","settleId":"S1","value":31.9,"code":null,"message":"ok","requestId":"R1"})");
-  OperationResponse failed{OperationKind::kRefund, "P1", "R2", "", 0, "not-refundable", "no"};
-  EXPECT_EQ(write_operation_response(failed),
-            R"({"paymentId":"P1","refundId":null,"value":0,"code":"not-refundable","message":"no","requestId":"R2"})");
-  OperationResponse cancel{OperationKind::kCancel, "P1", "R3", "C1", 0, "", "ok"};
-  EXPECT_EQ(write_operation_response(cancel),
-            R"({"paymentId":"P1","cancellationId":"C1","code":null,"message":"ok","requestId":"R3"})");
-}
-
-TEST(PppWriteTest, StringsAreEscaped) {
+TEST(JsonWriterTest, StringsAreEscaped) {
   std::string out;
   append_json_string(out, "a\"b\\c\n\x01");
   EXPECT_EQ(out, R"("a\"b\\c\n\u0001")");
-  EXPECT_EQ(write_error("x", "say \"hi\""), R"({"status":"error","code":"x","message":"say \"hi\""})");
-  EXPECT_TRUE(JsonValue::parse(write_error("x", std::string("\0\x1f", 2))).has_value());
 }
 
-TEST(PppWriteTest, NumbersAreWrittenInFullAtTheirExtremes) {
+TEST(JsonWriterTest, NumbersAreWrittenInFullAtTheirExtremes) {
   JsonWriter w;
   w.begin_array();
   for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{3190}, std::numeric_limits<int64_t>::max(),
@@ -61,7 +32,7 @@ TEST(PppWriteTest, NumbersAreWrittenInFullAtTheirExtremes) {
 // The writer finds characters to escape eight at a time: compare it with the plain
 // byte-by-byte rule on random strings of every length around the word size, with special
 // characters at every position.
-TEST(PppWriteTest, EscapingMatchesTheByteByByteRule) {
+TEST(JsonWriterTest, EscapingMatchesTheByteByByteRule) {
   auto reference = [](std::string_view v) {
     std::string out = "\"";
     for (unsigned char u : v) {
@@ -99,7 +70,7 @@ TEST(PppWriteTest, EscapingMatchesTheByteByByteRule) {
   }
 }
 
-TEST(PppWriteTest, EscapesAtEitherEndAndInRowsAndEveryAsciiByteRoundTrips) {
+TEST(JsonWriterTest, EscapesAtEitherEndAndInRowsAndEveryAsciiByteRoundTrips) {
   std::string out;
   append_json_string(out, "");
   append_json_string(out, "\"\r\tx\t\\");
@@ -118,4 +89,4 @@ TEST(PppWriteTest, EscapesAtEitherEndAndInRowsAndEveryAsciiByteRoundTrips) {
 }
 
 }  // namespace
-}  // namespace idempay::ppp
+}  // namespace idempay
