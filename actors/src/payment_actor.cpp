@@ -70,7 +70,7 @@ void PaymentActor::on_routed() { ++handled_; }
 
 void PaymentActor::on_idle() {
   if (busy() || !deferred_.empty() || reconcile_pending_ || refresh_scheduled_ || copy_ == Copy::kLoading
-      || following_ > 0 || audit_unacked_ > 0 || !audit_buffer_.empty()) {
+      || following_ > 0 || audit_.unacked > 0 || !audit_.buffer.empty()) {
     return;  // the directory offers again after another idle timeout
   }
   if (ctx_.directory->try_retire(id(), self_->address(), handled_)) {
@@ -89,8 +89,8 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
   copy_ = Copy::kLoading;
   if (shared()) {
     flush_audit();  // the load must see this actor's own entries, or it would chain from behind them
-    if (audit_unacked_ > 0) {
-      load_after_audit_ = true;
+    if (audit_.unacked > 0) {
+      audit_.load_after = true;
       return;
     }
   }
@@ -98,7 +98,6 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
 }
 
 void PaymentActor::start_load() {
-  may_presume_ = false;
   read_then<Result<PaymentSnapshot>>([id = id()](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
                                        me->on_loaded(std::move(got));
@@ -108,24 +107,24 @@ void PaymentActor::start_load() {
 void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
   copy_ = Copy::kNone;  // loaded, below, if it was
   if (got) {
-    if (!audit_buffer_.empty()) {
+    if (!audit_.buffer.empty()) {
       // Chained to entries whose commit failed: storing them would leave a gap in the chain.
-      spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id(), audit_buffer_.size());
-      audit_buffer_.clear();
-      std::move(buffered_entries_.begin(), buffered_entries_.end(), std::back_inserter(relink_));
-      buffered_entries_.clear();
+      spdlog::warn("payment {}: dropping {} audit writes that follow a failed commit", id(), audit_.buffer.size());
+      audit_.buffer.clear();
+      std::move(audit_.buffered_entries.begin(), audit_.buffered_entries.end(), std::back_inserter(audit_.relink));
+      audit_.buffered_entries.clear();
     }
     payment_.record = std::move(got->record);
     payment_.etag = got->etag;
-    audit_.reset(std::move(got->head), got->head_etag);
+    audit_.chain.reset(std::move(got->head), got->head_etag);
     stale_ = false;
-    tally_ = std::move(got->tally);
-    tally_changed_ = false;
+    audit_.tally = std::move(got->tally);
+    audit_.tally_changed = false;
     copy_ = Copy::kLoaded;
   }
   // The commands that waited run in arrival order now: each finds the record loaded, or
   // answers the failure (and a later command starts a new load).
-  for (auto& e : std::exchange(relink_, {})) {
+  for (auto& e : std::exchange(audit_.relink, {})) {
     audit_now(std::move(e));  // lost to another instance's append: chained after it now
   }
   auto waiting = std::exchange(awaiting_load_, {});
@@ -210,18 +209,19 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
   }
   if (chained) {
     flush_audit(true);
-    if (audit_unacked_ > 0) {  // chained after the commit in flight: once it has landed
+    if (audit_.unacked > 0) {  // chained after the commit in flight: once it has landed
       auto held = std::make_shared<Decision>(std::move(d));
-      waiting_carry_ = [me = shared_from_this(), held, crash_at] { me->commit(std::move(*held), crash_at); };
+      audit_.waiting_carry = [me = shared_from_this(), held, crash_at] { me->commit(std::move(*held), crash_at); };
       return;
     }
-    ++audit_unacked_;
+    ++audit_.unacked;
+    check_audit();
   }
   storage::Batch batch;
   batch.reserve(2 * d.audit.size() + d.writes.size());  // an entry and its chain's head each
   std::vector<AuditEntry> presumed_entries;
   for (auto& e : std::exchange(d.audit, {})) {
-    audit(batch, std::move(e), presumed_ ? &presumed_entries : nullptr);
+    audit(batch, std::move(e), copy_ == Copy::kPresumed ? &presumed_entries : nullptr);
   }
   std::move(d.writes.begin(), d.writes.end(), std::back_inserter(batch));
   d.writes.clear();
@@ -250,6 +250,11 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
                        }
                        me->recommit_ = nullptr;
                        if (committed.record && payment_at) {
+                         // The copy the next decision is made from: were it not the version
+                         // just written, that decision's compare-and-swap would be made
+                         // against a state that never was.
+                         IDEMPAY_INVARIANT("committed-payment", (*res)[*payment_at] != me->payment_.etag,
+                                           "a payment's commit landed without a new version");
                          me->payment_.record = std::move(committed.record);
                          me->payment_.etag = (*res)[*payment_at];
                        }
@@ -285,7 +290,7 @@ void PaymentActor::perform(Decision&& d) {
     case Next::kReconcileLater:
       if (d.answer) {
         reply_all(*d.answer);
-        told_undefined_ = true;
+        told_ = Told::kUndefined;
       }
       finish();
       return schedule_reconcile();
@@ -309,11 +314,10 @@ void PaymentActor::arm_answer_deadline() {
 }
 
 void PaymentActor::on_answer_deadline(uint64_t attempt) {
-  if (!busy() || flow_ != Flow::kCreate || attempt != create_attempt_ || past_deadline_) {
+  if (!busy() || flow_ != Flow::kCreate || attempt != create_attempt_ || told_ == Told::kUndefinedThisCreate) {
     return;  // that create has ended (or this one answered already)
   }
-  past_deadline_ = true;
-  told_undefined_ = true;  // the outcome then goes out by callback
+  told_ = Told::kUndefinedThisCreate;  // the outcome then goes out by callback
   reply_all(undefined_answer(id(), ctx_.core));
   waiters_.clear();
 }
@@ -354,11 +358,11 @@ void PaymentActor::call_authorize() {
               me->reply_all(Reply{Outcome::kDone, me->record().response});
               return me->finish();
             }
-            me->carry_out(authorized(me->payment_, a, {me->flow_ == Flow::kBackground, me->told_undefined_},
+            me->carry_out(authorized(me->payment_, a, {me->flow_ == Flow::kBackground, me->told_undefined()},
                                      me->ctx_.core, now_unix_ms()));
           };
         }
-        me->carry_out(authorized(me->payment_, *result, {me->flow_ == Flow::kBackground, me->told_undefined_},
+        me->carry_out(authorized(me->payment_, *result, {me->flow_ == Flow::kBackground, me->told_undefined()},
                                  me->ctx_.core, now_unix_ms()),
                       "after-result");
       }));
@@ -395,7 +399,7 @@ void PaymentActor::on_status(Result<std::optional<domain::Authorization>> status
       return carry_out(std::move(d), found ? "after-result" : nullptr);
     }
     case Flow::kCreate:
-      return carry_out(create_status(payment_, status, {false, told_undefined_}, inflight_merchant_, ctx_.core, now),
+      return carry_out(create_status(payment_, status, {false, told_undefined()}, inflight_merchant_, ctx_.core, now),
                        found ? "after-result" : nullptr);
     case Flow::kOperation: {  // a cancel of a payment whose outcome was unknown
       Decision d = cancel_status(payment_, pending_cancel_->request, status, ctx_.core, now);
@@ -464,7 +468,7 @@ void PaymentActor::look_again() {
 }
 
 void PaymentActor::finish() {
-  if (presumed_) {  // ended before its commit confirmed that the payment is new
+  if (copy_ == Copy::kPresumed) {  // ended before its commit confirmed that the payment is new
     forget_copy();
     for (auto& again : confirm_presumption()) {
       deferred_.push_back(std::move(again));
@@ -578,7 +582,7 @@ void PaymentActor::audit_now(AuditEntry e, bool counted) {
   }
   if (shared() && stale_) {
     // Never chained onto a head a lost commit left: once the stored head is loaded.
-    relink_.push_back(std::move(e));
+    audit_.relink.push_back(std::move(e));
     if (!busy() && copy_ != Copy::kLoading) {
       forget_copy();
       when_loaded(ReplySink(), [] {});
@@ -587,21 +591,21 @@ void PaymentActor::audit_now(AuditEntry e, bool counted) {
   }
   // Bounded, so that a long burst still reaches the store as it goes.
   constexpr size_t kMaxBufferedEntries = 32;
-  bool first = audit_buffer_.empty() && !tally_changed_;
+  bool first = audit_.buffer.empty() && !audit_.tally_changed;
   // Counts are kept by one instance only: a shared store keeps every arrival as an entry.
-  if (!shared() && is_repeat(e.kind) && audit_.head().seq >= kIndividualEntries) {
-    tally_.add(e, e.time);
-    tally_changed_ = true;
-    if (tally_.total() >= kSealEvery) {
+  if (!shared() && is_repeat(e.kind) && audit_.chain.head().seq >= kIndividualEntries) {
+    audit_.tally.add(e, e.time);
+    audit_.tally_changed = true;
+    if (audit_.tally.total() >= kSealEvery) {
       seal_tally();
     }
   } else {
     if (shared()) {
-      buffered_entries_.push_back(e);
+      audit_.buffered_entries.push_back(e);
     }
-    audit_.append(id(), std::move(e), audit_buffer_);
+    audit_.chain.append(id(), std::move(e), audit_.buffer);
   }
-  if (audit_buffer_.size() > kMaxBufferedEntries) {  // the entries and one chain head
+  if (audit_.buffer.size() > kMaxBufferedEntries) {  // the entries and one chain head
     flush_audit();
   } else if (first) {
     self_->send(self_, flush_atom::value);  // behind the messages already queued
@@ -609,21 +613,21 @@ void PaymentActor::audit_now(AuditEntry e, bool counted) {
 }
 
 void PaymentActor::seal_tally() {
-  audit_.append(id(), audit_entry(AuditKind::kArrivalsCounted, id(), {}, {}, {}, tally_.encode()), audit_buffer_);
-  audit_buffer_.push_back({Space::kAudit, audit_tally_key(id()), std::nullopt, std::nullopt, true});
-  tally_ = ArrivalTally{};
-  tally_changed_ = false;
+  audit_.chain.append(id(), audit_entry(AuditKind::kArrivalsCounted, id(), {}, {}, {}, audit_.tally.encode()), audit_.buffer);
+  audit_.buffer.push_back({Space::kAudit, audit_tally_key(id()), std::nullopt, std::nullopt, true});
+  audit_.tally = ArrivalTally{};
+  audit_.tally_changed = false;
 }
 
 void PaymentActor::flush_audit(bool seal) {
-  if (seal && !tally_.empty()) {
+  if (seal && !audit_.tally.empty()) {
     seal_tally();
-  } else if (tally_changed_) {
+  } else if (audit_.tally_changed) {
     // One key rewritten per burst: the counts survive a crash as the buffered entries would.
-    audit_buffer_.push_back({Space::kAudit, audit_tally_key(id()), tally_.encode(), std::nullopt, true});
-    tally_changed_ = false;
+    audit_.buffer.push_back({Space::kAudit, audit_tally_key(id()), audit_.tally.encode(), std::nullopt, true});
+    audit_.tally_changed = false;
   }
-  if (audit_buffer_.empty()) {
+  if (audit_.buffer.empty()) {
     return;
   }
   if (shared()) {
@@ -636,7 +640,7 @@ void PaymentActor::flush_audit(bool seal) {
   });
   // Only a failure comes back to the actor: a success changes nothing here, and a message per
   // commit would cost replays another scheduling of the actor.
-  ctx_.store->commit_riding_along(std::exchange(audit_buffer_, {}), [on_failure](storage::CommitResult r) {
+  ctx_.store->commit_riding_along(std::exchange(audit_.buffer, {}), [on_failure](storage::CommitResult r) {
     if (!r) {
       on_failure(r.error());
     }
@@ -648,42 +652,44 @@ void PaymentActor::flush_audit(bool seal) {
 // shares one), a load waits for it (it must see this actor's own entries), and entries that
 // lost are chained again after the winner's once the head is reloaded.
 void PaymentActor::flush_shared_audit() {
-  if (audit_unacked_ > 0) {
-    flush_wanted_ = true;
+  if (audit_.unacked > 0) {
+    audit_.flush_wanted = true;
     return;
   }
-  ++audit_unacked_;
+  ++audit_.unacked;
+  check_audit();
   auto back = in_actor<storage::CommitResult>(
-      [me = shared_from_this(), entries = std::exchange(buffered_entries_, {})](storage::CommitResult r) mutable {
+      [me = shared_from_this(), entries = std::exchange(audit_.buffered_entries, {})](storage::CommitResult r) mutable {
         me->on_audit_acked(!r && r.error().code == ErrorCode::kConflict, !r, std::move(entries));
       });
-  ctx_.store->commit_riding_along(std::exchange(audit_buffer_, {}), std::move(back));
+  ctx_.store->commit_riding_along(std::exchange(audit_.buffer, {}), std::move(back));
 }
 
 void PaymentActor::on_audit_acked(bool lost_race, bool failed, std::vector<AuditEntry> entries) {
-  --audit_unacked_;
+  --audit_.unacked;
+  check_audit();
   if (failed) {
     if (lost_race) {
-      std::move(entries.begin(), entries.end(), std::back_inserter(relink_));
+      std::move(entries.begin(), entries.end(), std::back_inserter(audit_.relink));
     }
     // Chained after the failed commit: they go with it, to be chained again.
-    std::move(buffered_entries_.begin(), buffered_entries_.end(), std::back_inserter(relink_));
-    buffered_entries_.clear();
-    audit_buffer_.clear();
-    flush_wanted_ = false;
+    std::move(audit_.buffered_entries.begin(), audit_.buffered_entries.end(), std::back_inserter(audit_.relink));
+    audit_.buffered_entries.clear();
+    audit_.buffer.clear();
+    audit_.flush_wanted = false;
     stale_ = true;
     forget_copy();
   }
-  if (load_after_audit_) {
-    load_after_audit_ = false;
+  if (audit_.load_after) {
+    audit_.load_after = false;
     return start_load();
   }
-  if (auto carry = std::exchange(waiting_carry_, nullptr)) {
+  if (auto carry = std::exchange(audit_.waiting_carry, nullptr)) {
     return failed ? when_loaded(ReplySink(), std::move(carry)) : carry();
   }
-  if (std::exchange(flush_wanted_, false)) {
+  if (std::exchange(audit_.flush_wanted, false)) {
     flush_shared_audit();
-  } else if (!relink_.empty() && copy_ == Copy::kNone && !busy()) {
+  } else if (!audit_.relink.empty() && copy_ == Copy::kNone && !busy()) {
     when_loaded(ReplySink(), [] {});  // chain them again now, not at the next request
   }
 }

@@ -18,36 +18,90 @@
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/base/fault.hpp"
 #include "idempay/metrics/metrics.hpp"
+#include "idempay/base/assert.hpp"
 #include "messages.hpp"
 #include "repeat_cache.hpp"
 
 namespace idempay::actors {
+
+// A payment's audit trail on its way to the store: the chain's head in memory, the entries of
+// arrivals that change nothing (buffered, then committed with the next group commit), the
+// arrivals counted instead once the chain is long, and, on shared stores, the chained commit in
+// flight and what waits for it.
+struct AuditPipeline {
+  AuditChain chain;
+  storage::Batch buffer;                    // entries of audit_now() not yet handed to the store
+  std::vector<AuditEntry> buffered_entries;  // shared stores: the same, to chain again after a lost race
+  std::vector<AuditEntry> relink;            // lost a race: chained again once the head is reloaded
+  int unacked = 0;                           // shared stores: chained commits not yet acknowledged
+  bool load_after = false;                   // a load waits for them: it must see this actor's own entries
+  bool flush_wanted = false;                 // entries buffered behind the chained commit in flight
+  std::function<void()> waiting_carry;       // a decision chained behind it
+  ArrivalTally tally;                        // arrivals counted, not yet sealed into the chain
+  bool tally_changed = false;                // since it was last handed to the store
+
+  // Nothing on its way: no chained commit in flight, nothing buffered or to chain again.
+  bool idle() const { return unacked == 0 && buffer.empty() && relink.empty(); }
+
+  // The rule the pipeline breaks, if any (nullptr: none). One chained commit at a time is in
+  // flight, and only shared stores chain commits or chain entries again: a breach means the
+  // chain in memory no longer follows the store's, and the next entry would fork it.
+  const char* broken(bool shared) const {
+    if (unacked < 0 || unacked > 1) {
+      return "one chained audit commit at a time is in flight";
+    }
+    if (!shared && (unacked != 0 || !relink.empty() || !buffered_entries.empty())) {
+      return "a store of one instance never chains audit commits or relinks entries";
+    }
+    return nullptr;
+  }
+};
 
 class PaymentActor : public std::enable_shared_from_this<PaymentActor> {
 public:
   PaymentActor(caf::event_based_actor* self, const ActorContext* context, std::string payment_id)
       : self_(self), ctx_(*context) {
     payment_.id = std::move(payment_id);
-    audit_.guard(shared());
+    audit_.chain.guard(shared());
   }
 
   caf::behavior behavior();
 
 private:
-  // Where the actor stands: two things, each one explicit state.
+  // Where the actor stands: three things, each one explicit state.
   //
-  //   its copy of the record    kNone ──load──▶ kLoading ──read──▶ kLoaded
-  //                               ▲               │ failed            │ shared store: after each
-  //                               └───────────────┴───────────────────┘ command, or a lost race
+  //   its copy of the record    kUnread ─┬─load──▶ kLoading ──read──▶ kLoaded
+  //                             kNone ───┘  ▲         │ failed          │ shared store: after each
+  //                                         └─────────┴─────────────────┘ command, or a lost race
+  //                             kUnread ──presume_new──▶ kPresumed ──its commit──▶ kLoaded
+  //                                                          └── refused, or ended ──▶ kNone
   //
   //   the mutation in flight    kNone ──begin(flow)──▶ kCreate | kOperation | kEvent | kTerminal
   //                               ▲                     | kRefresh | kBackground
   //                               └──────── finish() ─────────┘
   //
+  //   what callers heard        kNothing ──a create answered `undefined` at its deadline──▶
+  //   while it was unresolved             kUndefinedThisCreate ──begin()──▶ kUndefined
+  //                             kNothing ──answered `undefined`, reconciling──▶ kUndefined
+  //                             (either: the outcome goes out by callback)
+  //
   // Commands that need no turn of the payment (stored answers, refusals) are answered in any
   // state; a mutation waits for kLoaded, and for kNone in flight (deferred_, in arrival order).
   // A copy may be reloaded while a mutation runs (its commit lost a race: the chain's head).
-  enum class Copy : uint8_t { kNone, kLoading, kLoaded };
+  enum class Copy : uint8_t {
+    kUnread,    ///< nothing read or presumed yet: a first create may presume the payment new
+    kNone,      ///< not trusted: the next mutation reads the store
+    kLoading,   ///< a read is on its way
+    kPresumed,  ///< shared stores: taken as new, unread, until the create's commit says so
+    kLoaded,    ///< as last read or committed
+  };
+
+  // What the payment's callers have been told while its outcome was unknown.
+  enum class Told : uint8_t {
+    kNothing,
+    kUndefined,             ///< someone heard `undefined`: the final outcome goes out by callback
+    kUndefinedThisCreate,   ///< the create in flight answered `undefined` at its deadline
+  };
 
   // The mutation in flight, if any: who started it decides who hears its outcome.
   enum class Flow : uint8_t {
@@ -69,18 +123,30 @@ private:
 
   const std::string& id() const { return payment_.id; }
   bool busy() const { return flow_ != Flow::kNone; }
-  // The copy is no longer trusted (a load in progress stays in progress).
+  // The copy is no longer trusted (a load in progress stays in progress, and a copy never
+  // read stays unread).
   void forget_copy() {
-    if (copy_ == Copy::kLoaded) {
+    if (copy_ == Copy::kLoaded || copy_ == Copy::kPresumed) {
       copy_ = Copy::kNone;
     }
   }
+  bool has_copy() const { return copy_ == Copy::kLoaded || copy_ == Copy::kPresumed; }
+  bool told_undefined() const { return told_ != Told::kNothing; }
   // Other instances write this store too: what is cached may be stale (see when_loaded).
   bool shared() const { return ctx_.core.shared(); }
   // Shared stores: the record last read may serve a resolved payment's repeats, without a read
   // (their answer cannot change), while nothing runs and no race was lost since.
   bool last_read_serves() const { return shared() && copy_ == Copy::kNone && !busy() && !stale_ && payment_.record; }
-  const PaymentRecord& record() const { return *payment_.record; }
+  const PaymentRecord& record() const {
+    IDEMPAY_ASSERT(payment_.record.has_value(), "a payment's record was read before it was loaded");
+    return *payment_.record;
+  }
+
+  // Stops the process if the audit pipeline breaks its rules (AuditPipeline::broken).
+  void check_audit() const {
+    const char* broken = audit_.broken(shared());
+    IDEMPAY_ASSERT(broken == nullptr, broken);
+  }
 
   void release_waiters();
   void on_routed();
@@ -103,7 +169,7 @@ private:
   // overwrite what that mutation commits.
   template <class Command>
   bool wait_for_load(void (PaymentActor::*handler)(Command&&), Command& cmd) {
-    if (copy_ == Copy::kLoaded && !presumed_) {
+    if (copy_ == Copy::kLoaded) {
       return false;
     }
     // The sink is taken before the command moves into the retry: a load that fails answers
@@ -113,7 +179,7 @@ private:
       sink = cmd.sink;
     }
     auto again = [me = shared_from_this(), handler, cmd = std::move(cmd)]() mutable { ((*me).*handler)(std::move(cmd)); };
-    if (presumed_) {
+    if (copy_ == Copy::kPresumed) {
       awaiting_confirmation_.push_back(std::move(again));
       return true;
     }
@@ -133,21 +199,19 @@ private:
   // round trip on a reader connection; a replay that reaches a fresh actor pays one commit
   // attempt more.
   bool presume_new() {
-    if (!shared() || !std::exchange(may_presume_, false) || copy_ != Copy::kNone || busy() || payment_.record
-        || stale_ || load_failure_ || audit_unacked_ > 0 || !audit_buffer_.empty() || !relink_.empty()) {
+    if (!shared() || copy_ != Copy::kUnread || busy() || payment_.record || stale_ || load_failure_
+        || !audit_.idle()) {
       return false;
     }
-    copy_ = Copy::kLoaded;
-    presumed_ = true;
+    copy_ = Copy::kPresumed;
     return true;
   }
   // The presumption holds only for a decision that writes the payment as new: anything else
   // is decided again on the record as read.
   bool drop_presumption() {
-    if (!presumed_) {
+    if (copy_ != Copy::kPresumed) {
       return false;
     }
-    presumed_ = false;
     copy_ = Copy::kNone;
     return true;
   }
@@ -155,7 +219,9 @@ private:
   // for that are the caller's to run (confirmed: at once; refused: once the mutation has
   // ended, on the record as read).
   std::vector<std::function<void()>> confirm_presumption() {
-    presumed_ = false;
+    if (copy_ == Copy::kPresumed) {
+      copy_ = Copy::kLoaded;
+    }
     return std::exchange(awaiting_confirmation_, {});
   }
 
@@ -271,7 +337,7 @@ private:
       observe(e);
     }
     flush_audit(true);  // counted arrivals are sealed before the entry that follows them
-    AuditEntry chained = audit_.append(id(), std::move(e), batch);
+    AuditEntry chained = audit_.chain.append(id(), std::move(e), batch);
     if (observe_later) {
       observe_later->push_back(std::move(chained));
     }
@@ -325,13 +391,11 @@ private:
   const ActorContext& ctx_;
   Payment payment_;  // the record as last loaded or committed, and its etag
 
-  Copy copy_ = Copy::kNone;
+  Copy copy_ = Copy::kUnread;
   std::vector<std::function<void()>> awaiting_load_;  // commands that arrived before the record
   // Shared stores: the first Create Payment is decided as for a new payment without a read
   // (presume_new). Until its commit answers, the copy is a guess: the commands that arrive
   // meanwhile wait in `awaiting_confirmation_`, as they would for a load.
-  bool may_presume_ = true;  // nothing read or presumed yet
-  bool presumed_ = false;
   std::vector<std::function<void()>> awaiting_confirmation_;
   const Error* load_failure_ = nullptr;                // set while a failed load is reported
 
@@ -352,22 +416,12 @@ private:
   int following_ = 0;            // commands waiting to look again at another instance's lease
   bool stale_ = false;           // a commit lost a race: the cached record is outdated
 
-  bool told_undefined_ = false;  // a caller was answered "undefined" while unresolved
+  Told told_ = Told::kNothing;
   uint64_t create_attempt_ = 0;  // numbers create mutations, so that a stale deadline is ignored
-  bool past_deadline_ = false;   // the create in flight has answered `undefined` already
   bool reconcile_pending_ = false;
   int reconcile_attempts_ = 0;
 
-  AuditChain audit_;
-  storage::Batch audit_buffer_;  // entries of audit_now() not yet handed to the store
-  std::vector<AuditEntry> buffered_entries_;  // shared stores: the same, to chain again after a lost race
-  std::vector<AuditEntry> relink_;            // lost a race: chained again once the head is reloaded
-  int audit_unacked_ = 0;        // shared stores: audit commits not yet acknowledged
-  bool load_after_audit_ = false;  // a load waits for them: it must see this actor's own entries
-  bool flush_wanted_ = false;      // entries buffered behind the chained commit in flight
-  std::function<void()> waiting_carry_;  // a decision chained behind it
-  ArrivalTally tally_;           // arrivals counted, not yet sealed into the chain
-  bool tally_changed_ = false;   // since it was last handed to the store
+  AuditPipeline audit_;
 
   uint64_t handled_ = 0;
   // When the acquirer was last asked for the payment's status: refreshes ask it at most once

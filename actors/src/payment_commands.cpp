@@ -7,9 +7,12 @@
 namespace idempay::actors {
 
 void PaymentActor::begin(Flow flow, std::string merchant, std::function<void()> again) {
+  IDEMPAY_ASSERT(flow_ == Flow::kNone, "a mutation began while another was in flight");
   flow_ = flow;
   ++create_attempt_;
-  past_deadline_ = false;
+  if (told_ == Told::kUndefinedThisCreate) {
+    told_ = Told::kUndefined;
+  }
   inflight_merchant_ = std::move(merchant);
   again_ = std::move(again);
 }
@@ -52,7 +55,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     if (fingerprint != inflight_fingerprint_ || cmd.merchant != inflight_merchant_) {
       return cmd.sink.deliver(payment_conflict(id()));
     }
-    if (past_deadline_) {  // its callers were told `undefined` already: so is this one, now
+    if (told_ == Told::kUndefinedThisCreate) {  // its callers were told `undefined` already: so is this one, now
       audit_now(by(cmd.merchant, audit_entry(AuditKind::kEventDuplicateReused, id(), fingerprint, {}, {},
                                              "undefined while the acquirer is still answering")));
       return cmd.sink.deliver(undefined_answer(id(), ctx_.core));
@@ -318,7 +321,7 @@ void PaymentActor::schedule_reconcile() {
 
 void PaymentActor::on_reconcile_tick() {
   reconcile_pending_ = false;
-  if (copy_ != Copy::kLoaded) {
+  if (!has_copy()) {
     if (load_failure_) {
       return schedule_reconcile();
     }

@@ -9,12 +9,18 @@
 // Use it for a state the code has just made and relies on, never for outside input: a
 // request, a stored record or an acquirer's answer that is wrong gets an error, not a stop.
 
+#include "idempay/base/fault.hpp"
+
 namespace idempay::detail {
 
 /// Writes "invariant broken: <condition> (<message>) at <file>:<line>" to stderr and aborts.
 [[noreturn]] void assertion_failed(const char* condition, const char* message, const char* file, int line) noexcept;
 
 }  // namespace idempay::detail
+
+/// An invariant with a name the fault tests can break (fault::holds, IDEMPAY_BREAK_AT).
+#define IDEMPAY_INVARIANT(name, condition, message) \
+  IDEMPAY_ASSERT((condition) && ::idempay::fault::holds(name), message)
 
 #define IDEMPAY_ASSERT(condition, message)                                          \
   do {                                                                              \

@@ -8,4 +8,10 @@ namespace idempay::fault {
 /// after-result, during-callback, during-inbox-write.
 void crash_point(const char* name);
 
+/// Fault injection for the assertion tests. With IDEMPAY_BREAK_AT=NAME (or NAME:N), the
+/// invariant named NAME reads as broken the first (or N-th) time it is checked, so that its
+/// IDEMPAY_INVARIANT stops the process as a real breach would. Otherwise always true.
+/// Invariants: committed-payment (a payment's commit has landed with a new version).
+bool holds(const char* name);
+
 }  // namespace idempay::fault
