@@ -184,9 +184,10 @@ void PaymentActor::on_operate(OperateCommand&& cmd) {
   }
   if (busy() && inflight_request_id_ == req.request_id) {
     if (fingerprint != inflight_fingerprint_) {
+      Reply conflict = operation_request_conflict(req);
       audit_now(by(cmd.merchant, audit_entry(AuditKind::kOperationRefused, req.request_id, fingerprint, {}, {},
-                                             "requestId reused for another operation")));
-      return cmd.sink.deliver(operation_request_conflict(req));
+                                             conflict.refused->reason())));
+      return cmd.sink.deliver(std::move(conflict));
     }
     audit_now(by(cmd.merchant, audit_entry(AuditKind::kOperationDuplicateReused, req.request_id, fingerprint, {}, {},
                                            "joined the call in flight")));

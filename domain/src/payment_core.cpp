@@ -648,7 +648,7 @@ Decision under_lease(Decision d, const Payment& p, const CoreConfig& config, int
 
 // A cancel the acquirer has nothing to do for (docs/ppp-surface.md#refunds-and-cancellations): a denied payment holds no
 // money and a cancelled one was voided already — the Cancel answer; a settled one cannot be
-// voided (the gateway refunds it) — a 500 in the Cancel shape. Stored under the requestId
+// voided (the gateway refunds it) — an already-settled failure in the Cancel shape. Stored under the requestId
 // like any operation answer.
 // An operation answered without the acquirer, stored under its requestId as done, so that
 // every repeat gets these bytes again; the payment itself does not change.
@@ -675,7 +675,7 @@ Decision done_without_acquirer(const Payment& p, const OperationArrival& a, cons
   return d;
 }
 
-// 501, as the protocol has it: the merchant does this one by hand.
+// By hand (Outcome::kManual), as the protocol has it: the merchant does this one.
 OperationAnswer manual_answer(const ppp::OperationRequest& req) {
   bool cancel = req.kind == ppp::OperationKind::kCancel;
   Refusal by_hand = cancel ? Refusal::kCancelManually : Refusal::kRefundManually;
@@ -835,7 +835,7 @@ Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
 namespace {
 
 // The acquirer accepted the operation but has not completed it (a refund in flight at the
-// card network): "not yet" in the operation's shape (500, which the gateway retries for a
+// card network): "not yet" in the operation's shape (a failure the gateway retries for a
 // day), nothing recorded as done, the recovery key kept; each retry asks again under the same
 // acquirer key. The payment's lease, if any, ends: nothing is in flight here any more.
 Decision operation_pending(const Payment& p, const PendingOperation& pending, const domain::OperationOutcome& o) {

@@ -26,7 +26,7 @@ enum class Outcome : uint8_t {
   kConflict,  ///< collides with what is recorded: another terminal, another body for an event
   kRetry,     ///< nothing was done; the same request later will be (storage, shutdown)
   kFailed,    ///< the acquirer failed or refused it
-  kManual,    ///< an operation that must be done by hand (PPP: 501 cancel-manually / refund-manually)
+  kManual,    ///< an operation that must be done by hand (PPP: cancel-manually / refund-manually)
 };
 
 /// "done", "not-found", "refused", "conflict", "retry", "failed", "manual".
@@ -63,7 +63,7 @@ enum class Refusal : uint8_t {
   kStoreNotWritable,   ///< the store does not take writes
   kInvariantBroken,    ///< a rule the engine relies on did not hold: nothing was done
   kTimeout,            ///< a call took too long; nothing is recorded
-  // By hand (the protocol's 501).
+  // By hand.
   kCancelManually,     ///< the merchant cancels this payment by hand
   kRefundManually,     ///< the merchant refunds this payment by hand
   // Malformed.
@@ -74,7 +74,7 @@ enum class Refusal : uint8_t {
 /// The answer's code: "invalid-state", "payment-conflict"...
 std::string_view code_of(Refusal refusal);
 /// How an error document with this refusal is answered (an operation's own shape is always
-/// kFailed: the protocol documents only 200, 500 and 501 for those routes).
+/// kFailed: the protocol documents only success, failure and by-hand answers for those routes).
 Outcome outcome_of(Refusal refusal);
 /// The refusal a domain error comes to (a store's, a parser's).
 Refusal refusal_of(ErrorCode code);
@@ -129,7 +129,7 @@ struct Reply {
 
 /// A refusal as an error document.
 Reply refusal(Refusal r, std::string message);
-/// A refusal in an operation's own shape (a 500 the gateway retries; nothing was done).
+/// A refusal in an operation's own shape (a failure the gateway retries; nothing was done).
 Reply operation_refusal(const ppp::OperationRequest& req, Refusal r, std::string message);
 /// A domain error as an answer: not found, refused, retry (unavailable), else failed.
 Reply error_reply(const Error& e);

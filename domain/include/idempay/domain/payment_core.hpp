@@ -139,8 +139,9 @@ Reply unknown_payment(const std::string& payment_id);
 Reply payment_conflict(const std::string& payment_id);
 Reply request_conflict(const std::string& request_id);
 /// A cancel, settle or refund whose requestId was used for another operation: the
-/// operation's own answer shape with its id null, and a 500 — the protocol documents only 200,
-/// 500 and 501 for these routes, and the gateway retries a 500 (the same refusal again;
+/// operation's own answer shape with its id null, and Outcome::kFailed — the protocol documents
+/// only success, failure and by-hand answers for these routes, and the gateway retries a
+/// failure (the same refusal again;
 /// nothing is done meanwhile).
 Reply operation_request_conflict(const ppp::OperationRequest& req);
 /// The Create Payment answer while the outcome is unknown: "undefined", no identifiers yet.
@@ -268,8 +269,8 @@ std::optional<PendingOperation> resume_operation(const std::string& payment_id, 
 
 /// The acquirer's answer to an operation: recorded as done with its answer, and applied to
 /// the payment's state and totals if it succeeded; an operation the acquirer cannot do by API
-/// is recorded as done by hand (501). A failed call records nothing, and neither does one the
-/// acquirer accepted but has not completed (a pending refund: a 500 "not yet"): the retry
+/// is recorded as done by hand (Outcome::kManual). A failed call records nothing, and neither does one the
+/// acquirer accepted but has not completed (a pending refund: a failure, "not yet"): the retry
 /// resumes the same requestId, under the same acquirer key, until the acquirer says it is done.
 Decision operation_done(const Payment& p, const PendingOperation& op,
                         const Result<domain::OperationOutcome>& outcome, const CoreConfig& config, int64_t now);
@@ -284,7 +285,7 @@ Decision operation_done_again(const Payment& p, const PendingOperation& op,
 
 /// A cancel of a payment whose outcome is unknown asks the acquirer first (start_operation:
 /// `ask status`): a known outcome is applied (the actor then runs the cancel again on it);
-/// an unknown one answers 500 in the Cancel shape, not stored, for the gateway to retry.
+/// an unknown one answers a failure in the Cancel shape, not stored, for the gateway to retry.
 Decision cancel_status(const Payment& p, const ppp::OperationRequest& req,
                        const Result<std::optional<domain::Authorization>>& status, const CoreConfig& config,
                        int64_t now);
