@@ -468,12 +468,7 @@ void PaymentActor::look_again() {
 }
 
 void PaymentActor::finish() {
-  if (copy_ == Copy::kPresumed) {  // ended before its commit confirmed that the payment is new
-    forget_copy();
-    for (auto& again : confirm_presumption()) {
-      deferred_.push_back(std::move(again));
-    }
-  }
+  forget_copy_if_presumed();  // ended before its commit confirmed that the payment is new
   flow_ = Flow::kNone;
   again_ = nullptr;
   recommit_ = nullptr;

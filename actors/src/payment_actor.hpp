@@ -126,8 +126,20 @@ private:
   // The copy is no longer trusted (a load in progress stays in progress, and a copy never
   // read stays unread).
   void forget_copy() {
+    if (copy_ == Copy::kPresumed) {
+      // The commands that waited for the presumption's commit wait for the mutation's end
+      // instead, and then read the store like any other.
+      for (auto& again : std::exchange(awaiting_confirmation_, {})) {
+        deferred_.push_back(std::move(again));
+      }
+    }
     if (copy_ == Copy::kLoaded || copy_ == Copy::kPresumed) {
       copy_ = Copy::kNone;
+    }
+  }
+  void forget_copy_if_presumed() {
+    if (copy_ == Copy::kPresumed) {
+      forget_copy();
     }
   }
   bool has_copy() const { return copy_ == Copy::kLoaded || copy_ == Copy::kPresumed; }
@@ -219,6 +231,8 @@ private:
   // for that are the caller's to run (confirmed: at once; refused: once the mutation has
   // ended, on the record as read).
   std::vector<std::function<void()>> confirm_presumption() {
+    IDEMPAY_ASSERT(awaiting_confirmation_.empty() || copy_ == Copy::kPresumed,
+                   "commands wait for a presumption's commit only while the copy is presumed");
     if (copy_ == Copy::kPresumed) {
       copy_ = Copy::kLoaded;
     }
