@@ -4,6 +4,7 @@
 
 #include "console_files.hpp"
 #include "idempay/answers/answers.hpp"
+#include "idempay/answers/report.hpp"
 #include "idempay/domain/inspection.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/payment_reads.hpp"
@@ -395,7 +396,7 @@ void OperatorApi::detail(const std::shared_ptr<Call>& call, std::string payment_
     if (!call->scope.sees(report->owner)) {
       return call->respond(not_found("no such payment"));  // another merchant's: as if absent
     }
-    call->respond(http::Response(200, payment_report_json(*report)));
+    call->respond(http::Response(200, answers::payment_report_json(*report)));
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "idempay/base/money.hpp"
 #include "idempay/cli/commands.hpp"
+#include "idempay/answers/report.hpp"
 #include "idempay/domain/inspection.hpp"
 #include "store_access.hpp"
 
@@ -68,7 +69,7 @@ int inspect(const StoreOptions& where, const std::string& payment_id, bool json)
     return failed(report.error(), report.error().code == ErrorCode::kNotFound ? 3 : 1);
   }
   if (json) {
-    std::cout << terminal_safe_json(domain::payment_report_json(*report)) << "\n";
+    std::cout << terminal_safe_json(answers::payment_report_json(*report)) << "\n";
   } else {
     write_report_text(*report);
   }

@@ -74,10 +74,6 @@ struct PaymentReport {
 Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& payment_id,
                                       bool legacy_operations = true);
 
-/// The report as one JSON document: what `GET /admin/v1/payments/{id}` answers and
-/// `idempay inspect --json` prints (docs/operator-api.json, PaymentDetail). Amounts are decimals.
-std::string payment_report_json(const PaymentReport& report);
-
 struct Inconsistency {
   std::string payment_id;
   std::string problem;
