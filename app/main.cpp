@@ -22,21 +22,12 @@ int main(int argc, char** argv) {
   root.set_version_flag("--version", std::string("idempay ") + IDEMPAY_VERSION + " (commit " + IDEMPAY_COMMIT + ")");
   root.require_subcommand(1);
   root.set_config("--config", "", "read options from a TOML/INI file");
-  std::string log_format = "text";
-  std::string log_level = "info";
-  root.add_option("--log-format", log_format, "text or json")->envname("IDEMPAY_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}));
-  root.add_option("--log-level", log_level, "trace, debug, info, warn or error")->envname("IDEMPAY_LOG_LEVEL");
+  cli::LogOptions log;
+  cli::add_log_options(root, log);
 
-  const cli::Command commands[] = {app::add_serve(root),   cli::add_deliveries(root), cli::add_inspect(root),
-                                   cli::add_audit(root),   cli::add_migrate(root),    cli::add_copy_store(root),
-                                   cli::add_pix_webhook(root)};
-  CLI11_PARSE(root, argc, argv);
-  cli::configure_logging(log_format, log_level);
-  for (const auto& command : commands) {
-    if (command.app->parsed()) {
-      return command.run();
-    }
-  }
-  return 2;
+  const std::vector<cli::Command> commands = {app::add_serve(root),      cli::add_deliveries(root),
+                                              cli::add_inspect(root),    cli::add_audit(root),
+                                              cli::add_migrate(root),    cli::add_copy_store(root),
+                                              cli::add_pix_webhook(root)};
+  return cli::parse_and_run(root, argc, argv, log, commands);
 }

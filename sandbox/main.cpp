@@ -16,19 +16,9 @@ int main(int argc, char** argv) {
   CLI::App root{"idempay-sandbox: acquirers that move no money, for tests and local trials of idempay"};
   root.set_version_flag("--version", std::string("idempay-sandbox ") + IDEMPAY_VERSION + " (commit " + IDEMPAY_COMMIT + ")");
   root.require_subcommand(1);
-  std::string log_format = "text";
-  std::string log_level = "info";
-  root.add_option("--log-format", log_format, "text or json")->envname("IDEMPAY_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}));
-  root.add_option("--log-level", log_level, "trace, debug, info, warn or error")->envname("IDEMPAY_LOG_LEVEL");
-  const cli::Command commands[] = {sandbox::add_acquirer_stub(root), sandbox::add_pix_psp(root),
-                                   sandbox::add_adyen_fake(root)};
-  CLI11_PARSE(root, argc, argv);
-  cli::configure_logging(log_format, log_level);
-  for (const auto& command : commands) {
-    if (command.app->parsed()) {
-      return command.run();
-    }
-  }
-  return 2;
+  cli::LogOptions log;
+  cli::add_log_options(root, log);
+  const std::vector<cli::Command> commands = {sandbox::add_acquirer_stub(root), sandbox::add_pix_psp(root),
+                                              sandbox::add_adyen_fake(root)};
+  return cli::parse_and_run(root, argc, argv, log, commands);
 }

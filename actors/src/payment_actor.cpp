@@ -468,7 +468,9 @@ void PaymentActor::look_again() {
 }
 
 void PaymentActor::finish() {
-  forget_copy_if_presumed();  // ended before its commit confirmed that the payment is new
+  if (copy_ == Copy::kPresumed) {  // ended before its commit confirmed that the payment is new
+    forget_copy();
+  }
   flow_ = Flow::kNone;
   again_ = nullptr;
   recommit_ = nullptr;

@@ -137,11 +137,6 @@ private:
       copy_ = Copy::kNone;
     }
   }
-  void forget_copy_if_presumed() {
-    if (copy_ == Copy::kPresumed) {
-      forget_copy();
-    }
-  }
   bool has_copy() const { return copy_ == Copy::kLoaded || copy_ == Copy::kPresumed; }
   bool told_undefined() const { return told_ != Told::kNothing; }
   // Other instances write this store too: what is cached may be stale (see when_loaded).

@@ -249,8 +249,9 @@ void PppHandler::operate(ppp::OperationKind kind, std::string_view payment_id, h
   if (!parsed) {
     // The routes document 200, 500 and 501 only: a body that cannot be read is a 500 in the
     // operation's shape, with nothing done (the requestId is not trusted from such a body).
-    domain::OperationAnswer refused{kind, std::string(payment_id), "", "", 0, "invalid-request", parsed.error().message};
-    return respond(http::Response(500, answers::write_operation(refused)));
+    domain::Refused refused(domain::Refusal::kInvalidRequest, parsed.error().message,
+                            domain::OperationRef{kind, std::string(payment_id), ""});
+    return respond(http::Response(500, answers::write_refusal(refused)));
   }
   config::MerchantPolicy merchant = policy_of(request.principal);
   if (is_from_test_suite(request) && merchant.test_suite == config::TestSuitePolicy::kRefuse) {

@@ -137,6 +137,7 @@ TEST(PaymentCoreTest, CreatePaymentConflictsInEveryState) {
     EXPECT_EQ(to_string(theirs->noted.at(0).kind), "access_refused");
     EXPECT_EQ(theirs->noted.at(0).merchant, kOther);
     EXPECT_EQ(to_string(changed->noted.at(0).kind), "event_refused");
+    EXPECT_EQ(theirs->noted.at(0).detail.rfind("payment-conflict: ", 0), 0u) << theirs->noted.at(0).detail;
     EXPECT_FALSE(theirs->commits() || changed->commits());
   }
 }
@@ -453,6 +454,11 @@ TEST(PaymentCoreTest, OperationsInEveryState) {
         EXPECT_FALSE(d.commits());
         EXPECT_EQ(d.answer->outcome, Outcome::kFailed);  // the operation's own shape, a 500
         EXPECT_EQ(to_string(d.noted.at(0).kind), "operation_refused");
+        // One name for the refusal: the answer's code begins the trail's entry.
+        ASSERT_TRUE(d.answer->refused);
+        std::string code(code_of(d.answer->refused->refusal));
+        EXPECT_EQ(d.noted.at(0).detail.rfind(code + ": ", 0), 0u) << d.noted.at(0).detail;
+        EXPECT_NE(body(*d.answer).find("\"code\":\"" + code + "\""), std::string::npos);
       }
     }
   }

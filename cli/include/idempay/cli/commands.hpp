@@ -4,6 +4,8 @@
 // command line and says how it runs; main() runs the one that was named. (The acquirers that
 // move no money are idempay-sandbox's: sandbox/.)
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +16,17 @@ struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
 };
+
+/// The log options of every binary's command line (--log-format, --log-level).
+struct LogOptions {
+  std::string format = "text";
+  std::string level = "info";
+};
+void add_log_options(CLI::App& root, LogOptions& log);
+
+/// Parses the command line, sets up the log and runs the one of `commands` that was named;
+/// the exit code (a parse error's is CLI11's).
+int parse_and_run(CLI::App& root, int argc, char** argv, const LogOptions& log, const std::vector<Command>& commands);
 
 /// `idempay deliveries list|replay`: callback deliveries and dead letters.
 Command add_deliveries(CLI::App& root);
