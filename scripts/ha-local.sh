@@ -135,6 +135,23 @@ wait_for_roles() {
   exit 1
 }
 
+# haproxy counts every server up when it starts, until its checks say otherwise (a second or
+# so): ready once several connections in a row (round robin: each server) reach the primary.
+wait_for_haproxy() {
+  local in_a_row=0
+  for _ in $(seq 150); do
+    if [[ $(psql -X -At -q "postgresql://postgres@127.0.0.1:$HAPROXY/postgres?connect_timeout=2" \
+      -c 'SELECT pg_is_in_recovery()' 2>/dev/null) == f ]]; then
+      ((++in_a_row >= 6)) && return
+    else
+      in_a_row=0
+    fi
+    sleep 0.2
+  done
+  echo "ha-local: haproxy does not reach the leader (config: $dir/haproxy.cfg)" >&2
+  exit 1
+}
+
 leader() {
   for n in 1 2 3; do
     if [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$(eval echo "\$REST_$n")/primary") == 200 ]]; then
@@ -170,6 +187,7 @@ case "$command" in
     start_patroni
     wait_for_roles
     start_haproxy
+    wait_for_haproxy
     echo "postgresql://postgres@127.0.0.1:$HAPROXY/postgres"
     echo "postgresql://postgres@127.0.0.1:$PG_1,127.0.0.1:$PG_2,127.0.0.1:$PG_3/postgres?target_session_attrs=read-write&connect_timeout=2"
     ;;

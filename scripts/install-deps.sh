@@ -3,7 +3,8 @@
 # registry), for one purpose:
 #   scripts/install-deps.sh build   to build and run the connector (scripts/run.sh)
 #   scripts/install-deps.sh test    that, and the test and benchmark tools (scripts/test.sh,
-#                                   bench/run.sh, .ci/run): PostgreSQL, nginx, haproxy, wrk,
+#                                   bench/run.sh, .ci/run): PostgreSQL, Patroni and etcd (the
+#                                   failover test), nginx, haproxy, wrk,
 #                                   spin, clang for the fuzzers, Chromium for the console test,
 #                                   Stoplight Prism (npm) for the Pix tests
 # --print lists the profile's packages instead of installing them.
@@ -16,7 +17,7 @@ build=(
   curl python3 openssl
 )
 test=(
-  postgresql postgresql-client libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox prometheus
+  postgresql postgresql-client patroni python3-etcd etcd-server etcd-client libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox prometheus
   python3-pytest python3-pytest-xdist python3-jsonschema
   wrk nginx-light haproxy procps zbar-tools rocksdb-tools spin clang libclang-rt-14-dev
   chromium chromium-driver python3-selenium fonts-dejavu-core

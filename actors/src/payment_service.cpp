@@ -417,7 +417,7 @@ void PaymentService::readiness(ReplyFn reply) {
   bool stuck = state.checking.load() && now_unix_ms() - state.started_at.load() > HealthState::kProbeLimit;
   reply(state.ok.load() && !stuck
             ? Reply{Outcome::kDone, R"({"status":"ready","instance":")" + impl_->options.instance + R"("})"}
-            : refusal(Refusal::kStoreNotWritable, "the store does not take writes"));
+            : refusal(Refusal::kStoreNotWritable, "no writable database: the store does not take writes"));
 }
 
 void PaymentService::begin_drain() { impl_->draining = true; }

@@ -47,4 +47,9 @@ bool holds(const char* name) {
   return !plan.due(name);
 }
 
+bool inject(const char* name) {
+  static Plan plan("IDEMPAY_FAULT_AT");
+  return plan.due(name);
+}
+
 }  // namespace idempay::fault

@@ -630,6 +630,11 @@ private:
     for (auto& h : r.headers) {
       res_.set(h.name, h.value);
     }
+    // A 503 is always a "try again": it says when, so that a client (the gateway, a load
+    // balancer) retries soon rather than after its own back-off, as during a failover.
+    if (r.status == 503 && res_.find(bhttp::field::retry_after) == res_.end()) {
+      res_.set(bhttp::field::retry_after, "1");
+    }
     if (request_id_.empty()) {  // refused before its headers were read
       request_id_ = request_id_of({});
     }

@@ -1,6 +1,7 @@
 #include "idempay/metrics/metrics.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -62,6 +63,9 @@ struct State {
   prometheus::Family<Counter>& group_failures = prometheus::BuildCounter()
       .Name("idempay_store_commit_group_failures_total").Help("Group commits that failed (a full disk, a lost database)")
       .Register(*registry);
+  prometheus::Family<Counter>& reconnections = prometheus::BuildCounter()
+      .Name("idempay_store_reconnections_total").Help("The store's connections opened again, by result")
+      .Register(*registry);
   prometheus::Family<Counter>& callbacks = prometheus::BuildCounter()
       .Name("idempay_callback_attempts_total").Help("Callback delivery attempts by result").Register(*registry);
   prometheus::Family<Counter>& webhooks = prometheus::BuildCounter()
@@ -71,6 +75,16 @@ struct State {
 };
 
 std::atomic<State*> state{nullptr};
+
+// Since when the store has had no writable database (0: it has one), and the milliseconds
+// of the stretches that ended.
+std::atomic<int64_t> unwritable_since_ms{0};
+std::atomic<int64_t> unwritable_ended_ms{0};
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One metric per label set, resolved once per thread: Family::Add locks and hashes.
 template <class Metric, class Make>
@@ -135,7 +149,19 @@ void increment(prometheus::Family<Counter>& family, std::string_view label, std:
 }  // namespace
 
 void enable() {
-  static State* made = new State();  // never freed: counters are read until the process ends
+  static State* made = [] {
+    auto* s = new State();  // never freed: counters are read until the process ends
+    s->gauges.push_back({"idempay_store_writable", "1 while the store's last group commit was made durable, else 0",
+                         [] { return unwritable_since_ms.load() == 0 ? 1.0 : 0.0; }});
+    s->gauges.push_back({"idempay_store_unwritable_seconds",
+                         "Seconds without a writable database (a failover, a full disk), the current stretch included",
+                         [] {
+                           int64_t since = unwritable_since_ms.load();
+                           int64_t ms = unwritable_ended_ms.load() + (since == 0 ? 0 : steady_ms() - since);
+                           return static_cast<double>(ms) / 1000.0;
+                         }});
+    return s;
+  }();
   state.store(made);
 }
 
@@ -208,6 +234,22 @@ void observe_commit_group(size_t batches, double seconds, bool ok) {
   cached<Histogram>("group-size", [&]() -> Histogram& { return s->group_sizes.Add({}, kGroupSizes); })
       .Observe(static_cast<double>(batches));
   cached<Histogram>("group-lat", [&]() -> Histogram& { return s->group_seconds.Add({}, kLatency); }).Observe(seconds);
+}
+
+void count_store_reconnection(bool ok) {
+  if (State* s = state.load(std::memory_order_relaxed)) {
+    increment(s->reconnections, "result", ok ? "ok" : "failed");
+  }
+}
+
+void store_writable(bool ok) {
+  int64_t since = unwritable_since_ms.load(std::memory_order_relaxed);
+  if (!ok && since == 0) {
+    unwritable_since_ms.store(steady_ms());
+  } else if (ok && since != 0) {
+    unwritable_ended_ms.fetch_add(steady_ms() - since);
+    unwritable_since_ms.store(0);
+  }
 }
 
 void count_callback_attempt(std::string_view result) {

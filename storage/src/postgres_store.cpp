@@ -34,6 +34,8 @@
 #include <spdlog/spdlog.h>
 
 #include "conditions.hpp"
+#include "idempay/base/crypto.hpp"
+#include "idempay/base/fault.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/storage/store.hpp"
 #include "commit_thread.hpp"
@@ -43,7 +45,7 @@ namespace idempay::storage {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 constexpr size_t kMaxGroup = 256;  // batches per transaction
 constexpr int kGroupAttempts = 3;  // when a writer outside this process got in between
 
@@ -53,6 +55,9 @@ struct ResultDeleter {
 using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 
 Error unavailable(std::string what) { return Error{ErrorCode::kUnavailable, "storage failure: " + std::move(what)}; }
+
+// A group's conditional write found its key changed by a writer outside this process.
+const std::string kContended = "storage failure: a concurrent writer changed a key of this group; retry";
 
 // `bytes` bytes of `v`, most significant first (PostgreSQL's binary format).
 void put_big_endian(std::string& out, uint64_t v, int bytes) {
@@ -144,9 +149,12 @@ private:
 class Connection {
 public:
   static Result<std::unique_ptr<Connection>> open(const std::string& uri, std::shared_ptr<LinkBreaker> breaker) {
-    // Keywords before the expanded URI: what the URI sets wins.
-    const char* keys[] = {"connect_timeout", "dbname", nullptr};
-    const char* values[] = {kConnectTimeoutSeconds, uri.c_str(), nullptr};
+    // Keywords before the expanded URI: what the URI sets wins. TCP keepalives find a peer
+    // that is gone (a machine down, a partition) while a connection sits idle in the pool;
+    // tcp_user_timeout, one that stops acknowledging what was sent.
+    const char* keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout", "dbname", nullptr};
+    const char* values[] = {kConnectTimeoutSeconds, "1", "5", "1", "3", "8000", uri.c_str(), nullptr};
     std::unique_ptr<Connection> c(new Connection(PQconnectdbParams(keys, values, 1), std::move(breaker)));
     if (PQstatus(c->conn_) != CONNECTION_OK) {
       return tl::unexpected(unavailable("cannot connect to PostgreSQL: " + c->last_error()));
@@ -284,6 +292,18 @@ public:
     return r;
   }
 
+  /// The session broke or was given up: what it was doing when that happened is not known.
+  bool lost() const { return PQstatus(conn_) != CONNECTION_OK || cut_off_; }
+
+  /// Ends the session as a lost link would: the next statement opens a new one.
+  void give_up() { cut_off_ = true; }
+
+  /// A new session now, whether or not the link is known to be down (settling a commit).
+  Status reopen() {
+    cut_off_ = true;
+    return reconnect();
+  }
+
   std::string last_error() const {
     std::string e = PQerrorMessage(conn_);
     while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) {
@@ -361,7 +381,7 @@ private:
     const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     std::string_view code = state != nullptr ? state : "";
     if (code == "23505" || code == "22012") {  // unique_violation, division_by_zero: see WriteStatements
-      return unavailable("a concurrent writer changed a key of this group; retry");
+      return Error{ErrorCode::kUnavailable, kContended};
     }
     return unavailable(PQresultErrorMessage(r));
   }
@@ -403,9 +423,13 @@ private:
     if (breaker_->open()) {
       return tl::unexpected(unavailable("PostgreSQL is unreachable; retry shortly"));
     }
-    if (PQstatus(conn_) == CONNECTION_OK && !cut_off_) {
+    if (!lost()) {
       return {};
     }
+    return reconnect();
+  }
+
+  Status reconnect() {
     cut_off_ = false;
     prepared_.clear();  // a new session has none
     PQreset(conn_);
@@ -413,6 +437,7 @@ private:
       (void)PQexitPipelineMode(conn_);  // a fresh session has no results pending
     }
     PQsetnonblocking(conn_, 1);
+    metrics::count_store_reconnection(PQstatus(conn_) == CONNECTION_OK);
     if (PQstatus(conn_) != CONNECTION_OK) {
       breaker_->trip();
       return tl::unexpected(unavailable("cannot reconnect to PostgreSQL: " + last_error()));
@@ -428,8 +453,12 @@ private:
   // it grows until the next ANALYZE, up to a minute of autovacuum later: at a few thousand
   // payments a second, a lock read per commit group scanning a growing audit table cut the
   // rate sixfold. Sequential scans are therefore ruled out for these sessions.
+  // No statement_timeout, whatever the role or database sets: a COMMIT cancelled while it waits
+  // for the synchronous standby is reported committed (with a warning) although one node
+  // alone has it. A round trip that takes too long is ended by closing the session instead,
+  // and the group's outcome found out (PostgresStore::settle).
   Status configure_session() {
-    if (auto set = run("SET enable_seqscan = off"); !set) {
+    if (auto set = run("SET enable_seqscan = off; SET statement_timeout = 0"); !set) {
       return tl::unexpected(set.error());
     }
     return {};
@@ -513,6 +542,7 @@ struct WriteStatements {
 
 struct Tables {
   std::string schema;                // quoted
+  std::string marks;                 // quoted, schema-qualified: each committer's last group
   std::vector<std::string> names;    // quoted, schema-qualified, by keyspace index
   std::vector<WriteStatements> writes;  // by keyspace index
 };
@@ -553,14 +583,15 @@ public:
     }
   }
 
-  /// Every round's statements, then COMMIT.
-  std::vector<Connection::Statement> then_commit() {
+  /// Every round's statements, then `mark` (the group's own row), then COMMIT.
+  std::vector<Connection::Statement> then_commit(Connection::Statement mark) {
     std::vector<Connection::Statement> statements;
     for (const auto& round : rounds_) {
       for (const auto& [table_and_kind, rows] : round) {
         statements.push_back(statement(sql_[table_and_kind.first], table_and_kind.second, rows));
       }
     }
+    statements.push_back(std::move(mark));
     statements.push_back({"COMMIT", {}});
     return statements;
   }
@@ -638,6 +669,7 @@ Result<Tables> tables_for(const PostgresOptions& options, const KeyspaceNames& k
   }
   Tables t;
   t.schema = "\"" + options.schema + "\"";
+  t.marks = t.schema + ".commit_marks";
   for (const auto& name : keyspaces) {
     if (!is_plain_identifier(name)) {
       return make_error(ErrorCode::kInvalidArgument, "keyspace name '" + name + "' is not a plain identifier");
@@ -678,6 +710,13 @@ Status migrate(Connection& c, const Tables& t) {
   if (current < 1) {
     tables += "INSERT INTO " + t.schema + ".schema_version VALUES (1);";
   }
+  // Version 2: each committer's last group, so that a group whose COMMIT went unanswered can
+  // be found committed or not (PostgresStore::settle).
+  if (current < 2) {
+    tables += "CREATE TABLE IF NOT EXISTS " + t.marks
+              + " (owner bytea PRIMARY KEY, group_id bigint NOT NULL, at timestamptz NOT NULL);"
+              + "INSERT INTO " + t.schema + ".schema_version VALUES (2);";
+  }
   if (auto r = c.run(tables + "COMMIT;"); !r) {
     rollback(c);
     return tl::unexpected(r.error());
@@ -688,6 +727,55 @@ Status migrate(Connection& c, const Tables& t) {
 struct PostgresCommit {
   Batch batch;
   CommitCallback done;
+};
+
+// The committer's log of an outage: a line when group commits start failing, one every
+// kEvery while they go on failing (how many), one when one succeeds again (after how long) —
+// not a line per group, which in a failover would be hundreds a second. Committer thread only.
+class OutageLog {
+public:
+  static constexpr auto kEvery = std::chrono::seconds(10);
+
+  void failed(size_t batches, const Error& e) {
+    auto now = std::chrono::steady_clock::now();
+    metrics::store_writable(false);
+    if (groups_ == 0) {
+      since_ = now;
+    }
+    ++groups_;
+    batches_ += batches;
+    if (groups_ == 1 || now - last_line_ >= kEvery) {
+      spdlog::warn("store: group commits failing for {:.1f} s ({} groups, {} commits so far): {}", seconds(now),
+                   groups_, batches_, e.message);
+      last_line_ = now;
+    }
+  }
+
+  void succeeded() {
+    metrics::store_writable(true);
+    if (groups_ == 0) {
+      return;
+    }
+    spdlog::warn("store: group commits succeed again after {:.1f} s ({} groups, {} commits failed)",
+                 seconds(std::chrono::steady_clock::now()), groups_, batches_);
+    groups_ = batches_ = 0;
+  }
+
+private:
+  double seconds(std::chrono::steady_clock::time_point now) const {
+    return std::chrono::duration<double>(now - since_).count();
+  }
+
+  std::chrono::steady_clock::time_point since_, last_line_;
+  size_t groups_ = 0, batches_ = 0;
+};
+
+// What became of one attempt at a group.
+struct GroupAttempt {
+  enum class Result { kCommitted, kRolledBack, kUnknown } result;
+  Error error;  // unless committed
+  bool contended = false;  // rolled back because a writer outside this process got in between
+  bool settled = false;    // rolled back, found out after its answer was lost: a primary answers again
 };
 
 class PostgresStore final : public Store {
@@ -843,28 +931,72 @@ private:
     auto started = std::chrono::steady_clock::now();
     for (int attempt = 1;; ++attempt) {
       auto outcome = try_group(group, results);
-      metrics::observe_commit_group(group.size(), metrics::seconds_since(started), outcome.has_value());
-      if (outcome || attempt == kGroupAttempts || link_->open()) {
-        if (!outcome) {
-          spdlog::warn("store: a group of {} commits failed: {}", group.size(), outcome.error().message);
-          results.assign(group.size(), CommitResult(tl::unexpected(outcome.error())));
-        }
+      if (outcome.result == GroupAttempt::Result::kUnknown) {
+        outcome = settle(std::move(outcome), started + kSettleLimit);
+      }
+      bool committed = outcome.result == GroupAttempt::Result::kCommitted;
+      metrics::observe_commit_group(group.size(), metrics::seconds_since(started), committed);
+      if (committed) {
+        outage_.succeeded();
         break;
       }
+      if ((outcome.contended && !link_->open()) || outcome.settled) {
+        if (attempt < kGroupAttempts) {
+          continue;
+        }
+      }
+      if (!outcome.contended) {
+        outage_.failed(group.size(), outcome.error);
+      }
+      results.assign(group.size(), CommitResult(tl::unexpected(outcome.error)));
+      break;
     }
     for (size_t i = 0; i < group.size(); ++i) {
       group[i].done(std::move(results[i]));
     }
   }
 
+  // A group whose COMMIT was sent but never answered (the connection broke, or the server
+  // stopped answering) may or may not have committed; nothing of it is answered until that is
+  // known. A new session (through haproxy or a multi-host URI: on whichever node is primary
+  // now) reads the committer's mark. Its statement is an upsert of the mark's row, which waits
+  // for a transaction still writing that row (the lost COMMIT, should it still be waiting for
+  // its standby on the same server) and whose own COMMIT is synchronous: once it is answered,
+  // the group's fate is what the cluster keeps. Tried until `limit`; past it the group stays
+  // unknown and fails retryably, and its payments' actors drop their copies: the next request
+  // reads what was stored.
+  GroupAttempt settle(GroupAttempt lost, std::chrono::steady_clock::time_point limit) {
+    spdlog::warn("store: a group commit's answer was lost ({}); finding out whether it committed",
+                 lost.error.message);
+    std::string owner = owner_;
+    while (std::chrono::steady_clock::now() < limit) {
+      if (writer_->reopen()) {
+        auto read = writer_->pipeline({{kBegin, {}}, {settle_sql_, {owner}}, {"COMMIT", {}}});
+        if (read && PQntuples((*read)[1].get()) == 1) {
+          bool committed = big_endian_u64(PQgetvalue((*read)[1].get(), 0, 0)) == group_seq_;
+          spdlog::warn("store: the group whose answer was lost {}", committed ? "had committed" : "had not committed");
+          if (committed) {
+            return {GroupAttempt::Result::kCommitted, {}};
+          }
+          return {GroupAttempt::Result::kRolledBack, lost.error, false, true};
+        }
+        rollback(*writer_);
+      }
+      std::this_thread::sleep_for(kSettleInterval);
+    }
+    spdlog::warn("store: no primary answered within {} s; the group's outcome stays unknown",
+                 std::chrono::duration_cast<std::chrono::seconds>(kSettleLimit).count());
+    return lost;
+  }
+
   // One transaction for the whole group; `results` gets each batch's etags or its conflict.
   // A failed attempt leaves no transaction open.
-  Status try_group(const std::vector<PostgresCommit>& group, std::vector<CommitResult>& results) {
+  GroupAttempt try_group(const std::vector<PostgresCommit>& group, std::vector<CommitResult>& results) {
     results.clear();
     auto stored = read_etags(group);
     if (!stored) {
       rollback(*writer_);
-      return tl::unexpected(stored.error());
+      return {GroupAttempt::Result::kRolledBack, stored.error(), stored.error().message == kContended};
     }
     StagedEtags staged;
     GroupWrites writes(tables_.writes);
@@ -884,16 +1016,40 @@ private:
       }
       results.push_back(std::move(etags));
     }
-    if (auto committed = writer_->pipeline(writes.then_commit()); !committed) {
-      rollback(*writer_);  // the pipeline stopped before COMMIT
-      return tl::unexpected(committed.error());
+    std::string seq = big_endian_int8(static_cast<int64_t>(++group_seq_));
+    if (fault::inject("commit-never-sent")) {
+      writer_->give_up();
+      return {GroupAttempt::Result::kUnknown, unavailable("fault injected: session dropped before COMMIT")};
     }
-    return {};
+    auto committed = writer_->pipeline(writes.then_commit({mark_sql_, {owner_, seq}}));
+    if (committed && fault::inject("commit-answer-lost")) {
+      writer_->give_up();
+      return {GroupAttempt::Result::kUnknown, unavailable("fault injected: COMMIT's answer dropped")};
+    }
+    if (!committed) {
+      if (writer_->lost()) {
+        return {GroupAttempt::Result::kUnknown, committed.error()};
+      }
+      rollback(*writer_);  // the pipeline stopped before COMMIT
+      return {GroupAttempt::Result::kRolledBack, committed.error(), committed.error().message == kContended};
+    }
+    return {GroupAttempt::Result::kCommitted, {}};
   }
 
   static constexpr std::string_view kBegin = "BEGIN";
+  static constexpr auto kSettleLimit = std::chrono::seconds(20);
+  static constexpr auto kSettleInterval = std::chrono::milliseconds(250);
 
   Tables tables_;
+  // This committer's row in the marks table, and the number of its last group: each group
+  // writes it, so that one whose COMMIT went unanswered can be found committed or not.
+  std::string owner_ = crypto::random_bytes(16);
+  uint64_t group_seq_ = 0;
+  std::string mark_sql_ = "INSERT INTO " + tables_.marks + " VALUES ($1, $2, now()) ON CONFLICT (owner) DO UPDATE "
+                          "SET group_id = EXCLUDED.group_id, at = EXCLUDED.at";
+  std::string settle_sql_ = "INSERT INTO " + tables_.marks + " VALUES ($1, 0, now()) ON CONFLICT (owner) DO UPDATE "
+                            "SET at = EXCLUDED.at RETURNING group_id";
+  OutageLog outage_;
   std::shared_ptr<LinkBreaker> link_;     // open while PostgreSQL is known unreachable
   std::unique_ptr<Connection> writer_;    // the committer's; none when read-only
   std::unique_ptr<ConnectionPool> pool_;  // the readers'; outlives the threads (joined first)
@@ -932,7 +1088,9 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
     }
   }
   // Every table must be there: a store opened without migrating names what is missing.
-  for (const auto& name : tables->names) {
+  std::vector<std::string> required = tables->names;
+  required.push_back(tables->marks);
+  for (const auto& name : required) {
     if (auto r = (*writer)->run("SELECT 1 FROM " + name + " LIMIT 0"); !r) {
       return make_error(ErrorCode::kUnavailable,
                         "the database has no table " + name + " (run `idempay migrate --store ...`): " + r.error().message);

@@ -328,6 +328,7 @@ private:
       auto s = db_->Write(wo, &wb);
       note_write(s);
       metrics::observe_commit_group(group.size(), metrics::seconds_since(started), s.ok());
+      metrics::store_writable(s.ok());
       if (!s.ok()) {
         for (auto& r : results) {
           if (r) {

@@ -72,7 +72,14 @@ def test_migrate_creates_the_schema_and_serve_without_migrating_needs_it(connect
     assert b"idempay migrate" in refused.stderr
     migrated = subprocess.run([BIN, "migrate", "--store", pg_uri], capture_output=True, timeout=30)
     assert migrated.returncode == 0, migrated.stderr
-    assert psql(pg_uri, "SELECT max(version) FROM idempay.schema_version").strip() == "1"
+    assert psql(pg_uri, "SELECT max(version) FROM idempay.schema_version").strip() == "2"
+    # A database of version 1 (before the commit marks) is upgraded in place.
+    psql(pg_uri, "DROP TABLE idempay.commit_marks; DELETE FROM idempay.schema_version WHERE version = 2")
+    refused = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "d"),
+                              "--store", pg_uri, "--no-migrate"], capture_output=True, timeout=30)
+    assert refused.returncode != 0 and b"commit_marks" in refused.stderr, refused.stderr
+    assert subprocess.run([BIN, "migrate", "--store", pg_uri], capture_output=True, timeout=30).returncode == 0
+    assert psql(pg_uri, "SELECT max(version) FROM idempay.schema_version").strip() == "2"
     connector = connector_factory(extra_args=["--store", pg_uri, "--no-migrate"])
     status, raw, _ = connector.post("/payments", create_body("pg-migrated"))
     assert status == 200 and json.loads(raw)["status"] == "approved"
@@ -93,8 +100,9 @@ def test_a_postgresql_restart_is_retryable_and_loses_nothing(connector_factory, 
         answers = pay_and_settle(connector, "pgr", 4)
 
         subprocess.run([pg_local, "stop", str(cluster)], check=True)
-        status, raw, _ = connector.post("/payments", create_body("pgr-during"))
+        status, raw, headers = connector.post("/payments", create_body("pgr-during"))
         assert status == 503, raw  # retryable: nothing was done
+        assert headers.get("retry-after") == "1", headers  # and says when to try again
         assert connector.process.proc.poll() is None  # still serving
 
         subprocess.run([pg_local, "start", str(cluster), str(port)], check=True, capture_output=True)
@@ -109,6 +117,27 @@ def test_a_postgresql_restart_is_retryable_and_loses_nothing(connector_factory, 
     finally:
         subprocess.run([pg_local, "stop", str(cluster)], capture_output=True)
         shutil.rmtree(cluster, ignore_errors=True)
+
+
+@pytest.mark.parametrize("fault,found", [("commit-answer-lost", "had committed"),
+                                          ("commit-never-sent", "had not committed")])
+def test_a_commit_whose_answer_is_lost_is_settled_before_it_is_answered(connector_factory, stub_server, pg_uri,
+                                                                        fault, found):
+    """A group commit whose answer never comes (its session dropped once the COMMIT succeeded,
+    or just before it was sent: IDEMPAY_FAULT_AT) may or may not have committed. The store
+    finds out on a new session before answering anything of it: committed, its requests are
+    answered as if nothing happened; not committed, the group is tried again. Either way the
+    gateway sees only 200s, each payment charged once, the same bytes when asked again, and
+    the trail verifies."""
+    connector = connector_factory(acquirer=stub_server.url, extra_args=["--store", pg_uri],
+                                  env={"IDEMPAY_FAULT_AT": f"{fault}:6"})
+    answers = pay_and_settle(connector, f"lost-{fault}", 8)
+    log = pathlib.Path(connector.process.log_path).read_text()
+    assert "a group commit's answer was lost" in log and f"the group whose answer was lost {found}" in log, log
+    assert_same_answers_one_charge(connector, answers, stub_server, f"lost-{fault}", 8)
+    assert connector.process.terminate() == 0
+    verified = subprocess.run([BIN, "audit", "verify", "--store", pg_uri], capture_output=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_a_rocksdb_store_copied_into_postgresql_verifies_and_replays(connector_factory, stub_server, pg_uri):

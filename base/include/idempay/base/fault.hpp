@@ -14,4 +14,11 @@ void crash_point(const char* name);
 /// Invariants: committed-payment (a payment's commit has landed with a new version).
 bool holds(const char* name);
 
+/// Fault injection for the failover tests. With IDEMPAY_FAULT_AT=NAME (or NAME:N), true the
+/// first (or N-th) time point NAME is reached, where the caller then acts out the fault.
+/// Points: commit-answer-lost (the PostgreSQL store drops its session once a group's COMMIT
+/// has succeeded, as if the answer never came), commit-never-sent (it drops the session just
+/// before sending the group's writes and COMMIT).
+bool inject(const char* name);
+
 }  // namespace idempay::fault

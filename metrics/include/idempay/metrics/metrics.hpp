@@ -34,6 +34,14 @@ void count_event_log_suppressed(std::string_view kind);
 void observe_acquirer_call(std::string_view operation, std::string_view outcome, double seconds);
 /// A store group commit: its size in batches and the time to make it durable.
 void observe_commit_group(size_t batches, double seconds, bool ok);
+/// The store opened its connection to the database again (`ok`: it got one):
+/// idempay_store_reconnections_total{result}.
+void count_store_reconnection(bool ok);
+/// Whether the store's last group commit was made durable. From the first failure to the next
+/// success the store counts as without a writable database: idempay_store_writable (1 or 0)
+/// and idempay_store_unwritable_seconds (every such stretch added up, the current one
+/// included), read when scraped.
+void store_writable(bool ok);
 /// A callback attempt's result (delivered, retry, dead, refused).
 void count_callback_attempt(std::string_view result);
 /// An acquirer webhook's verification result (valid, bad-signature, stale, malformed, ...).
