@@ -4,6 +4,7 @@
 #include <csignal>
 #include <filesystem>
 #include <sstream>
+#include <chrono>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -328,12 +329,28 @@ private:
     shared_store_ = at->kind == config::StoreLocation::Kind::kPostgres;
     spdlog::info("store: {}", config::describe(*at));
     auto store = config::open_store_at(*at, false, !config_.no_migrate);
+    // A database with no primary for now (a failover under way, the cluster starting) is
+    // waited for: an instance restarted meanwhile starts once there is one, by itself.
+    auto give_up = std::chrono::steady_clock::now() + kStoreWait;
+    auto next_line = std::chrono::steady_clock::now();
+    while (!store && shared_store_ && store.error().code == ErrorCode::kUnavailable &&
+           std::chrono::steady_clock::now() < give_up) {
+      if (std::chrono::steady_clock::now() >= next_line) {
+        spdlog::warn("store: no writable database yet ({}); trying again for up to {} s", store.error().message,
+                     std::chrono::duration_cast<std::chrono::seconds>(give_up - std::chrono::steady_clock::now()).count());
+        next_line += std::chrono::seconds(10);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      store = config::open_store_at(*at, false, !config_.no_migrate);
+    }
     if (!store) {
       return failed("cannot open the store: " + store.error().message);
     }
     store_ = std::move(*store);
     return {};
   }
+
+  static constexpr auto kStoreWait = std::chrono::seconds(60);
 
   // Callbacks to the gateway: signed, with the connector's (or the merchant's own) credentials,
   // only to allowed hosts.
@@ -475,6 +492,7 @@ private:
     o.max_connections = static_cast<size_t>(std::max<int64_t>(0, config_.max_connections));
     o.max_connections_per_source = static_cast<size_t>(std::max<int64_t>(1, config_.max_connections_per_source));
     o.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
+    o.answer_limit = std::chrono::milliseconds(config_.request_timeout_ms);
     o.public_paths = {"/manifest", "/payment-methods", "/health", "/health/live", "/health/ready",
                       "/webhooks/acquirer", "/webhooks/bcb-pix/*", "/webhooks/adyen/*", "/pos/*", "/authorization/redirect"};
     for (auto& page : admin::OperatorApi::public_paths()) {

@@ -50,6 +50,7 @@ struct ServeConfig {
   int64_t max_connections = 0;  ///< 0: half the descriptor limit, at most 10,000
   int64_t max_connections_per_source = 512;
   int64_t header_timeout_ms = 20'000;
+  int64_t request_timeout_ms = 25'000;
   std::string trusted_proxies;  ///< CIDR list: load balancers that send a PROXY v2 header
   int64_t rocksdb_memtable_mb = 16;  ///< also the free space a full disk needs to recover
   int64_t onboarding_max_merchants = 1'000;

@@ -71,6 +71,10 @@ cli::Command add_serve(CLI::App& root) {
                 "the most merchants the configuration flow may add (onboarded-merchants.json)")
       ->envname("IDEMPAY_ONBOARDING_MAX_MERCHANTS")->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{100'000}));
+  s->add_option("--request-timeout-ms", serve.request_timeout_ms,
+                "a request not answered within this gets 503 with Retry-After, as during a failover "
+                "(what it started is kept: the retry gets it); 0: no limit")
+      ->envname("IDEMPAY_REQUEST_TIMEOUT_MS")->capture_default_str();
   s->add_option("--header-timeout-ms", serve.header_timeout_ms,
                 "time to receive a request's headers, idle keep-alive wait included")
       ->envname("IDEMPAY_HEADER_TIMEOUT_MS")->capture_default_str();

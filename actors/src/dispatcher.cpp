@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/base/log_gate.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/base/fault.hpp"
@@ -67,7 +68,10 @@ private:
     std::vector<OutboxEntry> out;
     auto entries = store.scan(Space::kOutbox, "", SIZE_MAX);
     if (!entries) {
-      spdlog::error("cannot read the outbox: {}", entries.error().message);
+      static LogGate gate(std::chrono::seconds(10));  // every sweep fails alike during an outage
+      if (gate.open()) {
+        spdlog::error("cannot read the outbox (said once per 10 s while it lasts): {}", entries.error().message);
+      }
       return out;
     }
     for (auto& [key, versioned] : *entries) {

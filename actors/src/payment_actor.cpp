@@ -97,6 +97,21 @@ void PaymentActor::when_loaded(const ReplySink& sink, std::function<void()> agai
   start_load();
 }
 
+// A mutation's continuation is run by on_loaded whether or not the load succeeded; the
+// mutation's waiters are in waiters_, not behind a sink, so a failed load must end it here
+// (a failover's lost commit followed by a failed reload once left them unanswered for good).
+void PaymentActor::reload_for_mutation(std::function<void()> again) {
+  if (load_failure_) {
+    return abandon(*load_failure_);
+  }
+  when_loaded(ReplySink(), [me = shared_from_this(), again = std::move(again)] {
+    if (me->load_failure_) {
+      return me->abandon(*me->load_failure_);
+    }
+    again();
+  });
+}
+
 void PaymentActor::start_load() {
   read_then<Result<PaymentSnapshot>>([id = id()](const Lookup& get) { return read_payment(get, id); },
                                      [me = shared_from_this()](Result<PaymentSnapshot> got) {
@@ -203,9 +218,7 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
     // The chain's head in memory is one a lost commit left: chain from the stored one.
     auto held = std::make_shared<Decision>(std::move(d));
     forget_copy();
-    return when_loaded(ReplySink(), [me = shared_from_this(), held, crash_at] {
-      me->commit(std::move(*held), crash_at);
-    });
+    return reload_for_mutation([me = shared_from_this(), held, crash_at] { me->commit(std::move(*held), crash_at); });
   }
   if (chained) {
     flush_audit(true);
@@ -539,7 +552,7 @@ void PaymentActor::abandon(const Error& e) {
       // never asked for again. The mutation and its waiters stay.
       ++conflict_retries_;
       forget_copy();
-      return when_loaded(ReplySink(), recommit_);
+      return reload_for_mutation(recommit_);
     }
     if (again_ && conflict_retries_ < kMaxRaces) {
       // Another instance committed first: run the command again on what it recorded. Whoever
@@ -682,7 +695,7 @@ void PaymentActor::on_audit_acked(bool lost_race, bool failed, std::vector<Audit
     return start_load();
   }
   if (auto carry = std::exchange(audit_.waiting_carry, nullptr)) {
-    return failed ? when_loaded(ReplySink(), std::move(carry)) : carry();
+    return failed ? reload_for_mutation(std::move(carry)) : carry();
   }
   if (std::exchange(audit_.flush_wanted, false)) {
     flush_shared_audit();

@@ -168,6 +168,9 @@ private:
   // queue behind it in arrival order; while a failed load is reported, `sink` gets the
   // failure instead.
   void when_loaded(const ReplySink& sink, std::function<void()> again);
+  // The mutation in flight reloads the record and goes on with `again`; should the load fail
+  // (no database), the mutation ends with that failure and its waiters are answered.
+  void reload_for_mutation(std::function<void()> again);
   void start_load();
   void on_loaded(Result<PaymentSnapshot> got);
 

@@ -1,3 +1,4 @@
+#include "idempay/base/log_gate.hpp"
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/actors/payment_service.hpp"
 
@@ -368,7 +369,8 @@ void PaymentService::health(ReplyFn reply) {
   }
   impl_->store.read_async([reply = std::move(reply), state, answer](storage::Store& store) {
     auto read = store.get(Space::kMeta, kFingerprintKeyName);
-    if (!read) {
+    static LogGate gate(std::chrono::seconds(10));
+    if (!read && gate.open()) {
       spdlog::warn("health: the store does not answer: {}", read.error().message);
     }
     state->ok = read.has_value();
@@ -393,7 +395,8 @@ void PaymentService::Impl::probe_writes(std::function<void()> then) {
   std::string key = "health-probe/" + (options.instance.empty() ? "local" : options.instance);
   storage::Batch probe{{Space::kMeta, std::move(key), std::to_string(now_unix_ms()), std::nullopt, true}};
   store.commit(std::move(probe), [state, then = std::move(then)](const storage::CommitResult& committed) {
-    if (!committed) {
+    static LogGate gate(std::chrono::seconds(10));  // each probe fails alike during an outage
+    if (!committed && gate.open()) {
       spdlog::warn("readiness: the store does not take writes: {}", committed.error().message);
     }
     state->ok = committed.has_value();

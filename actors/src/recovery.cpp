@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "idempay/base/log_gate.hpp"
 #include "directory.hpp"
 #include "idempay/domain/records.hpp"
 
@@ -26,7 +27,11 @@ Unfinished find_unfinished(storage::Store& store) {
   Unfinished work;
   auto keys = store.scan(Space::kRecovery, "", SIZE_MAX);
   if (!keys) {
-    spdlog::error("recovery: cannot read the recovery index: {}", keys.error().message);
+    static LogGate gate(std::chrono::seconds(10));  // every sweep fails alike during an outage
+    if (gate.open()) {
+      spdlog::error("recovery: cannot read the recovery index (said once per 10 s while it lasts): {}",
+                    keys.error().message);
+    }
     return work;
   }
   for (const auto& [key, unused] : *keys) {

@@ -618,10 +618,34 @@ private:
           });
         },
         server_.dropped);
+    if (server_.options.answer_limit.count() > 0) {
+      limit_answer_time(respond);
+    }
     server_.handler.handle(std::move(request), std::move(respond));
   }
 
+  // The request is answered 503 once answer_limit has passed without an answer; write()
+  // cancels the timer (whose handler then lets go of the responder and of this session).
+  void limit_answer_time(const Responder& respond) {
+    if (!answer_timer_) {
+      answer_timer_.emplace(stream_.get_executor());
+    }
+    answer_timer_->expires_after(server_.options.answer_limit);
+    answer_timer_->async_wait([respond, limit = server_.options.answer_limit, errors = server_.options.errors,
+                               what = method_ + " " + path_, id = request_id_](beast::error_code ec) {
+      if (ec) {
+        return;  // answered in time
+      }
+      spdlog::error("request {} ({}) unanswered after {} ms: answered 503 so that the client retries", id, what,
+                    limit.count());
+      respond(errors(503, "unavailable", "no answer in time; retry"));
+    });
+  }
+
   void write(Response r) {
+    if (answer_timer_) {
+      answer_timer_->cancel();
+    }
     res_ = {};
     res_.version(11);
     res_.result(r.status);
@@ -697,6 +721,7 @@ private:
   bool keep_alive_ = true;
   bool head_ = false;     // the request being answered is a HEAD: its answer has no body
   bool counted_ = false;  // the answer being written was counted by begin_request
+  std::optional<net::steady_timer> answer_timer_;  // the request's answer_limit
 };
 
 }  // namespace

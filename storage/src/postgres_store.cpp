@@ -129,7 +129,7 @@ std::string prefix_upper_bound(std::string_view prefix) {
 // longer than this fails retryably and the connection is opened afresh for the next one
 // (connect_timeout bounds that, unless the URI sets its own).
 constexpr auto kRoundTrip = std::chrono::seconds(5);
-constexpr const char* kConnectTimeoutSeconds = "5";
+constexpr const char* kConnectTimeoutSeconds = "2";
 
 // Once one round trip has found PostgreSQL unreachable, every other statement of this store
 // would wait out its own deadline in turn — requests queued behind a partition would take
@@ -247,8 +247,10 @@ public:
       return tl::unexpected(unavailable(last_error()));
     }
     auto results = send_pipeline(statements, names);
-    if (!results || PQexitPipelineMode(conn_) == 0) {
-      cut_off_ = true;  // results may still be on their way: this session starts afresh
+    // A statement that failed leaves the session whole (its results were all read, and the
+    // caller rolls back); results still on their way (a link lost, a deadline passed) do not.
+    if (PQexitPipelineMode(conn_) == 0) {
+      cut_off_ = true;  // this session starts afresh
     }
     return results;
   }
@@ -1092,7 +1094,8 @@ Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& option
   required.push_back(tables->marks);
   for (const auto& name : required) {
     if (auto r = (*writer)->run("SELECT 1 FROM " + name + " LIMIT 0"); !r) {
-      return make_error(ErrorCode::kUnavailable,
+      // A table missing is for an operator to fix, not a wait (unless the link failed).
+      return make_error((*writer)->lost() ? ErrorCode::kUnavailable : ErrorCode::kInvalidArgument,
                         "the database has no table " + name + " (run `idempay migrate --store ...`): " + r.error().message);
     }
   }

@@ -1,4 +1,5 @@
 // The HTTP transport against a fake handler, over real loopback sockets.
+#include <mutex>
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -18,10 +19,17 @@ namespace {
 class EchoHandler final : public Handler {
 public:
   std::atomic<int> calls{0};
+  std::mutex held_mutex;
+  std::vector<Responder> held;
   void handle(Request request, Responder respond) override {
     ++calls;
     if (request.path == "/drop") {
       return;  // never answered: the responder's destructor must answer 503
+    }
+    if (request.path == "/hold") {  // kept, never answered (a request stuck behind a fault)
+      std::lock_guard lock(held_mutex);
+      held.push_back(std::move(respond));
+      return;
     }
     std::string body = request.method + " " + request.path + " " + request.principal + " " +
                        std::string(request.header("x-test")) + " " + request.body;
@@ -80,6 +88,8 @@ std::string round_trip(uint16_t port, const std::string& raw, int expect_respons
   ::close(fd);
   return out;
 }
+
+const char* const kAuthHeaders = "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n";
 
 class ServerTest : public ::testing::Test {
 protected:
@@ -156,6 +166,30 @@ TEST_F(ServerTest, UnansweredRequestGets503) {
   std::string auth = "X-VTEX-API-AppKey: key-1\r\nX-VTEX-API-AppToken: token-1\r\n";
   auto r = round_trip(port, post("/drop", auth, ""));
   EXPECT_NE(r.find("HTTP/1.1 503"), std::string::npos) << r;
+}
+
+class AnswerLimitTest : public ServerTest {
+protected:
+  void configure(ServerOptions& options) override { options.answer_limit = std::chrono::milliseconds(300); }
+};
+
+TEST_F(AnswerLimitTest, ARequestHeldPastTheLimitGets503WithRetryAfterAndTheLateAnswerIsDropped) {
+  auto started = std::chrono::steady_clock::now();
+  auto r = round_trip(port, post("/hold", kAuthHeaders, "") + post("/echo", kAuthHeaders, "next"), 2);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  EXPECT_EQ(r.find("HTTP/1.1 503"), 0u) << r;
+  EXPECT_NE(r.find("Retry-After: 1"), std::string::npos) << r;
+  EXPECT_NE(r.find("POST /echo shop  next"), std::string::npos) << r;  // the connection serves on
+  std::lock_guard lock(handler.held_mutex);
+  ASSERT_EQ(handler.held.size(), 1u);
+  handler.held.front()(Response(200, "too late", "text/plain"));  // first answer wins: dropped
+  handler.held.clear();  // its session must not outlive the server
+  EXPECT_EQ(r.find("too late"), std::string::npos);
+}
+
+TEST_F(ServerTest, AnsweredRequestsAreNotCutByTheLimitOff) {
+  auto r = round_trip(port, post("/echo", kAuthHeaders, "x"));
+  EXPECT_NE(r.find("HTTP/1.1 200"), std::string::npos) << r;
 }
 
 TEST_F(ServerTest, IdleConnectionIsClosedAfterTheReadTimeout) {

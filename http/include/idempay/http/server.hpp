@@ -125,6 +125,10 @@ struct ServerOptions {
   std::chrono::milliseconds header_timeout{20'000};
   /// Time allowed to receive a request's body once its headers are in. Default: 30 s
   std::chrono::milliseconds read_timeout{30'000};
+  /// A request its handler has not answered within this is answered 503 (Retry-After) by the
+  /// server, and the handler's later answer dropped: no client waits forever on a request
+  /// stuck behind a fault. 0: no limit. Default: 0
+  std::chrono::milliseconds answer_limit{0};
   /// Open connections at most; more are closed as soon as they are accepted. 0: half the
   /// process's descriptor limit, at most 10,000. Default: 0
   size_t max_connections = 0;
