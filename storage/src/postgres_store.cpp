@@ -141,6 +141,8 @@ public:
 
   bool open() const { return std::chrono::steady_clock::now().time_since_epoch().count() < open_until_.load(); }
   void trip() { open_until_.store((std::chrono::steady_clock::now() + kHoldOff).time_since_epoch().count()); }
+  // A connection just opened proves the link is back (a new primary after a failover).
+  void close() { open_until_.store(0); }
 
 private:
   std::atomic<std::chrono::steady_clock::rep> open_until_{0};
@@ -175,6 +177,12 @@ public:
     if (auto ready = reconnect_if_broken(); !ready) {
       return tl::unexpected(ready.error());
     }
+    return execute(sql);
+  }
+
+private:
+  // run() on this session as it is: no reconnection, whatever the breaker says.
+  Result<std::vector<PgResult>> execute(const std::string& sql) {
     if (PQsendQuery(conn_, sql.c_str()) == 0) {
       return tl::unexpected(unavailable(last_error()));
     }
@@ -197,6 +205,7 @@ public:
     return results;
   }
 
+public:
   // One read with binary parameters and binary results. A read is safe to ask twice: one
   // that finds its session dropped (the server restarted since this connection's last use)
   // is asked once more on a new session rather than failing its request.
@@ -446,6 +455,9 @@ private:
     }
     auto configured = configure_session();
     cut_off_ = !configured;  // never used unconfigured: the next statement starts again
+    if (configured) {
+      breaker_->close();
+    }
     return configured;
   }
 
@@ -460,7 +472,7 @@ private:
   // alone has it. A round trip that takes too long is ended by closing the session instead,
   // and the group's outcome found out (PostgresStore::settle).
   Status configure_session() {
-    if (auto set = run("SET enable_seqscan = off; SET statement_timeout = 0"); !set) {
+    if (auto set = execute("SET enable_seqscan = off; SET statement_timeout = 0"); !set) {
       return tl::unexpected(set.error());
     }
     return {};
