@@ -8,7 +8,7 @@ each in the acquirer's ledger, `audit verify` clean. Prints, per fault, the long
 a successful commit (median and worst), and the planned operations' failed requests (none
 allowed) and retries. Run as root (Patroni runs as postgres):
 
-    scripts/ha-soak.py [--rounds 4] [--instances 2] [--workers 4] [--via haproxy|libpq]
+    scripts/ha-soak.py [--rounds 4] [--instances 2] [--workers 4] [--via haproxy|libpq] [--keep]
 
 with IDEMPAY_BIN (default build-release/idempay) and IDEMPAY_SANDBOX_BIN next to it. Bounded:
 each fault waits at most two minutes for the cluster to recover, then the run fails."""
@@ -139,6 +139,7 @@ def main():
     parser.add_argument("--workers", type=int, default=4, help="gateway threads")
     parser.add_argument("--via", choices=["haproxy", "libpq"], default="haproxy",
                         help="reach the primary through haproxy (Patroni's /primary) or libpq's multi-host URI")
+    parser.add_argument("--keep", action="store_true", help="keep the logs (cluster, instances, stub) afterwards")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("ha-soak: run as root (Patroni runs as postgres)")
@@ -184,7 +185,10 @@ def main():
     for fault, seconds in soak.outages.items():
         print(f"  {fault:34} {len(seconds):3}  {statistics.median(seconds):5.1f}  {max(seconds):5.1f}")
     print("every check passed: answers, ledger, audit verify" if ok else "FAILED")
-    shutil.rmtree(work, ignore_errors=True)
+    if args.keep or not ok:
+        print(f"logs kept under {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

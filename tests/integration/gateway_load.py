@@ -5,6 +5,7 @@ and retrying it as the gateway does (a 503, or a payment still undefined) until 
 200 with a final status. What they were told is kept, so
 that afterwards the answers, the acquirer's ledger and the unavailability around each fault can
 be checked against it."""
+import concurrent.futures
 import http.client
 import json
 import random
@@ -165,10 +166,15 @@ def check_after(load, instances, ledger_of, audit_verify):
     each once, for what was asked and nothing else; the audit trail verifies. Returns how many
     acquirer calls were repeated with the same idempotency key (retries it absorbed)."""
     assert not load.failures, f"{len(load.failures)} failures, e.g. {load.failures[:5]}"
-    for (path, pid), raw in sorted(load.finals.items()):
+
+    def asked_again(item):
+        (path, pid), raw = item
         for instance in instances:
             status, again, _ = instance.post(path, load.bodies[(path, pid)])
             assert (status, again) == (200, raw), f"{path} {pid} on :{instance.port}: {status} {again!r} != {raw!r}"
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:  # as a gateway would: several at once
+        list(pool.map(asked_again, sorted(load.finals.items())))
     book = ledger_of()
     created = {pid for (path, pid) in load.finals if path == "/payments"}
     charged = {pid for pid, e in book["authorizations"].items() if e["charges"]}

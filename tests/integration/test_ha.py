@@ -59,14 +59,14 @@ def test_a_leader_killed_and_a_switchover_under_load_lose_nothing_and_charge_onc
     load = GatewayLoad(nodes, workers=4, tag="ha")
     load.start()
     try:
-        time.sleep(3)
+        time.sleep(2)
         leader = cluster.leader()
         killed_at = time.monotonic()
         cluster.kill_node(leader)
         assert not_ready_while_no_primary(nodes[0])
         cluster.wait_for(other_leader(leader), 60, "a new leader")
         load.wait_for_commit_sent_after(killed_at)
-        time.sleep(2)
+        time.sleep(1)
         failover = load.unavailability(killed_at, time.monotonic())
 
         cluster.restart_missing()  # the killed node rejoins (pg_rewind) as a replica
@@ -78,7 +78,7 @@ def test_a_leader_killed_and_a_switchover_under_load_lose_nothing_and_charge_onc
         cluster.wait_for(lambda ms: any(m["Role"] == "Leader" and m["Member"] == candidate and m["State"] == "running"
                                         for m in ms), 60, f"{candidate} the leader")
         load.wait_for_commit_sent_after(switched_at)
-        time.sleep(2)
+        time.sleep(1)
         switchover = load.unavailability(switched_at, time.monotonic())
     finally:
         load.stop()
