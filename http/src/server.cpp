@@ -631,14 +631,15 @@ private:
       answer_timer_.emplace(stream_.get_executor());
     }
     answer_timer_->expires_after(server_.options.answer_limit);
-    answer_timer_->async_wait([respond, limit = server_.options.answer_limit, errors = server_.options.errors,
-                               what = method_ + " " + path_, id = request_id_](beast::error_code ec) {
+    // Nothing is copied for the common case, an answer in time: the request's method, path and
+    // id are still the session's own when the limit passes, since it is still unanswered.
+    answer_timer_->async_wait([self = this->shared_from_this(), respond](beast::error_code ec) {
       if (ec) {
         return;  // answered in time
       }
-      spdlog::error("request {} ({}) unanswered after {} ms: answered 503 so that the client retries", id, what,
-                    limit.count());
-      respond(errors(503, "unavailable", "no answer in time; retry"));
+      spdlog::error("request {} ({} {}) unanswered after {} ms: answered 503 so that the client retries",
+                    self->request_id_, self->method_, self->path_, self->server_.options.answer_limit.count());
+      respond(self->server_.options.errors(503, "unavailable", "no answer in time; retry"));
     });
   }
 

@@ -982,10 +982,9 @@ private:
   GroupAttempt settle(GroupAttempt lost, std::chrono::steady_clock::time_point limit) {
     spdlog::warn("store: a group commit's answer was lost ({}); finding out whether it committed",
                  lost.error.message);
-    std::string owner = owner_;
     while (std::chrono::steady_clock::now() < limit) {
       if (writer_->reopen()) {
-        auto read = writer_->pipeline({{kBegin, {}}, {settle_sql_, {owner}}, {"COMMIT", {}}});
+        auto read = writer_->pipeline({{kBegin, {}}, {settle_sql_, {owner_}}, {"COMMIT", {}}});
         if (read && PQntuples((*read)[1].get()) == 1) {
           bool committed = big_endian_u64(PQgetvalue((*read)[1].get(), 0, 0)) == group_seq_;
           spdlog::warn("store: the group whose answer was lost {}", committed ? "had committed" : "had not committed");

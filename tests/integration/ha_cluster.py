@@ -5,6 +5,7 @@ it. Independent of idempay: every fact comes from Patroni, etcd or the processes
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import time
@@ -13,10 +14,18 @@ HA_LOCAL = str(pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ha-loc
 
 
 class HaCluster:
-    def __init__(self, directory):
+    def __init__(self, directory, attempts=2):
         self.dir = pathlib.Path(directory)
-        out = subprocess.run([HA_LOCAL, "start", str(self.dir)], capture_output=True, text=True)
-        if out.returncode != 0:
+        for attempt in range(attempts):
+            out = subprocess.run([HA_LOCAL, "start", str(self.dir)], capture_output=True, text=True)
+            if out.returncode == 0:
+                break
+            # The free ports it chose were free a moment before: another process (a test's
+            # server on port 0) may have taken one since. Start again on new ports.
+            self.stop()
+            for child in self.dir.iterdir():
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        else:
             raise RuntimeError("ha-local.sh start failed: " + out.stdout + out.stderr)
         self.haproxy_uri, self.multihost_uri = out.stdout.strip().splitlines()[-2:]
 
