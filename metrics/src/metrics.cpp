@@ -1,5 +1,6 @@
 #include "idempay/metrics/metrics.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -242,10 +243,11 @@ void count_store_reconnection(bool ok) {
   }
 }
 
-void store_writable(bool ok) {
+void store_writable(bool ok, std::chrono::steady_clock::time_point failing_since) {
   int64_t since = unwritable_since_ms.load(std::memory_order_relaxed);
   if (!ok && since == 0) {
-    unwritable_since_ms.store(steady_ms());
+    int64_t at = std::chrono::duration_cast<std::chrono::milliseconds>(failing_since.time_since_epoch()).count();
+    unwritable_since_ms.store(std::max<int64_t>(at, 1));
   } else if (ok && since != 0) {
     unwritable_ended_ms.fetch_add(steady_ms() - since);
     unwritable_since_ms.store(0);

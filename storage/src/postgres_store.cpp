@@ -750,9 +750,10 @@ class OutageLog {
 public:
   static constexpr auto kEvery = std::chrono::seconds(10);
 
-  void failed(size_t batches, const Error& e) {
+  // `started`: when the failing group began (a COMMIT hanging on a dead primary counts).
+  void failed(size_t batches, const Error& e, std::chrono::steady_clock::time_point started) {
     auto now = std::chrono::steady_clock::now();
-    metrics::store_writable(false);
+    metrics::store_writable(false, started);
     if (groups_ == 0) {
       since_ = now;
     }
@@ -946,6 +947,7 @@ private:
     for (int attempt = 1;; ++attempt) {
       auto outcome = try_group(group, results);
       if (outcome.result == GroupAttempt::Result::kUnknown) {
+        metrics::store_writable(false, started);  // no writable database while the group is unsettled
         outcome = settle(std::move(outcome), started + kSettleLimit);
       }
       bool committed = outcome.result == GroupAttempt::Result::kCommitted;
@@ -960,7 +962,7 @@ private:
         }
       }
       if (!outcome.contended) {
-        outage_.failed(group.size(), outcome.error);
+        outage_.failed(group.size(), outcome.error, started);
       }
       results.assign(group.size(), CommitResult(tl::unexpected(outcome.error)));
       break;

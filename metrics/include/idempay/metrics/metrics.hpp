@@ -37,11 +37,12 @@ void observe_commit_group(size_t batches, double seconds, bool ok);
 /// The store opened its connection to the database again (`ok`: it got one):
 /// idempay_store_reconnections_total{result}.
 void count_store_reconnection(bool ok);
-/// Whether the store's last group commit was made durable. From the first failure to the next
-/// success the store counts as without a writable database: idempay_store_writable (1 or 0)
-/// and idempay_store_unwritable_seconds (every such stretch added up, the current one
-/// included), read when scraped.
-void store_writable(bool ok);
+/// Whether the store's last group commit was made durable. From the start of the first group
+/// that failed (or whose answer was lost) to the next success the store counts as without a
+/// writable database: idempay_store_writable (1 or 0) and idempay_store_unwritable_seconds
+/// (every such stretch added up, the current one included), read when scraped. `since`: when
+/// the failing group started — a COMMIT left hanging by a dead primary is time without one.
+void store_writable(bool ok, std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now());
 /// A callback attempt's result (delivered, retry, dead, refused).
 void count_callback_attempt(std::string_view result);
 /// An acquirer webhook's verification result (valid, bad-signature, stale, malformed, ...).
