@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   const std::vector<cli::Command> commands = {app::add_serve(root),      cli::add_deliveries(root),
                                               cli::add_inspect(root),    cli::add_audit(root),
                                               cli::add_migrate(root),    cli::add_copy_store(root),
-                                              cli::add_pix_webhook(root)};
+                                              cli::add_pix_webhook(root), cli::add_receipt(root),
+                                              cli::add_keys(root)};
   return cli::parse_and_run(root, argc, argv, log, commands);
 }

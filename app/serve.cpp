@@ -31,6 +31,8 @@
 #include "idempay/ppp/callbacks.hpp"
 #include "idempay/ppp/handler.hpp"
 #include "idempay/ppp/onboarding.hpp"
+#include "idempay/receipts/key_ring.hpp"
+#include "idempay/signing/ed25519.hpp"
 #include "idempay/storage/store.hpp"
 #include "merchant_directory.hpp"
 #include "serve.hpp"
@@ -56,7 +58,8 @@ public:
   Routes(http::Handler& ppp, http::Handler& operators) : ppp_(ppp), operators_(operators) {}
   void handle(http::Request request, http::Responder respond) override {
     std::string_view path = request.path;
-    bool admin = path == "/admin" || path.substr(0, admin::kConsolePrefix.size()) == admin::kConsolePrefix;
+    bool admin = path == "/admin" || path.substr(0, admin::kConsolePrefix.size()) == admin::kConsolePrefix ||
+                 path == admin::kAnchorPath;
     (admin ? operators_ : ppp_).handle(std::move(request), std::move(respond));
   }
 
@@ -234,7 +237,7 @@ public:
   // The steps of a start, in order; the first that fails ends it.
   Step start() {
     for (auto step : {&Connector::read_configuration, &Connector::load_merchants, &Connector::open_store,
-                      &Connector::make_callbacks, &Connector::make_service, &Connector::make_handlers,
+                      &Connector::load_signing_key, &Connector::make_callbacks, &Connector::make_service, &Connector::make_handlers,
                       &Connector::start_server, &Connector::start_service}) {
       if (auto done = (this->*step)(); !done) {
         return done;
@@ -351,6 +354,28 @@ private:
   }
 
   static constexpr auto kStoreWait = std::chrono::seconds(60);
+
+  // The key receipts are signed with: --signing-key (given by the operator, private to the
+  // service's user), or in development one generated once in the data directory. Its public
+  // half is published in the store before anything is signed with it.
+  Step load_signing_key() {
+    signing_key_path_ = config_.signing_key.empty() ? receipts::development_key_path(config_.data_dir)
+                                                    : config_.signing_key;
+    auto key = config_.signing_key.empty() ? signing::SigningKey::load_or_generate(signing_key_path_)
+                                           : signing::SigningKey::load(signing_key_path_);
+    if (!key) {
+      return misconfigured("--signing-key: " + key.error().message);
+    }
+    if (config_.signing_key.empty()) {
+      spdlog::warn("no --signing-key given; receipts are signed with the development key in {}", signing_key_path_);
+    }
+    if (auto published = receipts::publish(*store_, key->public_key()); !published) {
+      return failed("cannot publish the signing key: " + published.error().message);
+    }
+    spdlog::info("receipts are signed with key {}", key->public_key().kid);
+    signing_keys_ = std::make_shared<receipts::KeyRing>(std::move(*key));
+    return {};
+  }
 
   // Callbacks to the gateway: signed, with the connector's (or the merchant's own) credentials,
   // only to allowed hosts.
@@ -480,6 +505,7 @@ private:
     admin_options.idempotency.retention = std::chrono::seconds(config_.idempotency_retention_s);
     admin_options.idempotency.keyspace = domain::Space::kIdempotency;
     admin_options.legacy_owner = legacy_owner_;
+    admin_options.signing_keys = signing_keys_;
     admin_options.cursor_key = [service = service_.get()] { return service->derive_key("operator API search cursors"); };
     operator_api_ = std::make_shared<admin::OperatorApi>(*service_, *store_, std::move(admin_options));
     routes_ = std::make_unique<Routes>(*ppp_handler_, *operator_api_);
@@ -567,6 +593,7 @@ private:
   // ones stay and the error is logged. The TLS certificate and key too.
   void reload() {
     reload_merchants();
+    reload_signing_key();
     if (auto reloaded = server_->reload_tls(); !reloaded) {
       spdlog::error("TLS certificate not reloaded, the previous one stays: {}", reloaded.error().message);
     } else if (server_options_.tls) {
@@ -587,6 +614,28 @@ private:
     directory_->replace(std::move(*reloaded));
     service_->forget_repeats();  // answers given under the old settings are checked again
     spdlog::info("{} reloaded ({} merchants)", merchants_path_, count);
+  }
+
+  // A rotation: the file holds a new key. It is published first, then signs; the old one stays
+  // published (receipts it signed verify for ever) and signs no more.
+  void reload_signing_key() {
+    auto key = signing::SigningKey::load(signing_key_path_);
+    if (!key) {
+      spdlog::error("signing key not reloaded, the previous one stays: {}", key.error().message);
+      return;
+    }
+    std::string retired = signing_keys_->active()->public_key().kid;
+    if (key->public_key().kid == retired) {
+      return;
+    }
+    if (auto published = receipts::publish(*store_, key->public_key()); !published) {
+      spdlog::error("signing key not reloaded, the previous one stays: cannot publish it: {}",
+                    published.error().message);
+      return;
+    }
+    spdlog::info("signing key rotated: receipts are signed with key {}; key {} is retired and stays published",
+                 key->public_key().kid, retired);
+    signing_keys_->replace(std::move(*key));
   }
 
   // Not ready first, so that the load balancer stops sending; requests keep being served
@@ -630,6 +679,8 @@ private:
   // Declared in the order they are built; stop() tears them down in the order that matters.
   std::unique_ptr<MerchantDirectory> directory_;
   std::unique_ptr<storage::Store> store_;
+  std::string signing_key_path_;
+  std::shared_ptr<receipts::KeyRing> signing_keys_;
   std::unique_ptr<ppp::HttpCallbackTransport> transport_;
   std::unique_ptr<metrics::Endpoint> metrics_endpoint_;
   std::unique_ptr<observability::MeteredAcquirerRoutes> metered_acquirers_;

@@ -37,6 +37,9 @@ struct ServeConfig {
   std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
   std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
   std::string tls_key;   ///< PEM private key
+  /// PEM Ed25519 key receipts are signed with (mode 0600); empty: a development key generated
+  /// in the data directory. Read again on SIGHUP (a rotation).
+  std::string signing_key;
   /// Ask TLS clients for a certificate (API Pix notifications pin the PSP's); none is required.
   bool tls_client_certificates = false;
   std::string onboarding_return_hosts = ".myvtex.com";  ///< where the configuration flow may send a merchant back

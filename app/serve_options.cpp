@@ -91,6 +91,10 @@ cli::Command add_serve(CLI::App& root) {
       ->envname("IDEMPAY_TLS_CERT");
   s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert (both reloaded on SIGHUP)")
       ->envname("IDEMPAY_TLS_KEY");
+  s->add_option("--signing-key", serve.signing_key,
+                 "PEM Ed25519 private key receipts are signed with (mode 0600; read again on SIGHUP: a rotation); "
+                 "without it, a development key generated in the data directory")
+      ->envname("IDEMPAY_SIGNING_KEY");
   s->add_option("--tls-listen", serve.tls_listen, "HOST:PORT of the TLS listener (port 0 = any free port)")
       ->envname("IDEMPAY_TLS_LISTEN")->capture_default_str();
   s->add_flag("--tls-client-certificates", serve.tls_client_certificates,

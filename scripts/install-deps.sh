@@ -6,6 +6,7 @@
 #                                   bench/run.sh, .ci/run): PostgreSQL, Patroni and etcd (the
 #                                   failover test), nginx, haproxy, wrk,
 #                                   spin, clang for the fuzzers, Chromium for the console test,
+#                                   python3-jwcrypto (the receipts' independent verifier),
 #                                   Stoplight Prism (npm) for the Pix tests
 # --print lists the profile's packages instead of installing them.
 set -euo pipefail
@@ -18,7 +19,7 @@ build=(
 )
 test=(
   postgresql postgresql-client patroni python3-etcd etcd-server etcd-client libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox prometheus
-  python3-pytest python3-pytest-xdist python3-jsonschema
+  python3-pytest python3-pytest-xdist python3-jsonschema python3-jwcrypto
   wrk nginx-light haproxy procps zbar-tools rocksdb-tools spin clang libclang-rt-14-dev
   chromium chromium-driver python3-selenium fonts-dejavu-core
 )

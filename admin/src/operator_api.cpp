@@ -9,6 +9,8 @@
 #include "idempay/domain/keyspaces.hpp"
 #include "idempay/domain/payment_reads.hpp"
 #include "idempay/http/problem.hpp"
+#include "idempay/receipts/receipt.hpp"
+#include "idempay/signing/jose.hpp"
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_read.hpp"
 #include "idempay/base/json_writer.hpp"
@@ -109,7 +111,7 @@ http::Response bad_request(std::string_view why) { return problem(400, "Bad Requ
 // The console's files and the API's routes.
 enum AdminRoute : int {
   kConsolePage, kConsoleScript, kConsoleStyle, kMe, kSearch, kDetail, kRefunds, kSettlements, kCancellations,
-  kReconcile, kReplay,
+  kReconcile, kReplay, kReceipt, kAnchor,
 };
 
 std::vector<http::Route> admin_routes() {
@@ -125,6 +127,8 @@ std::vector<http::Route> admin_routes() {
       {"POST", "/admin/v1/payments/{}/cancellations", kCancellations},
       {"POST", "/admin/v1/payments/{}/reconcile", kReconcile},
       {"POST", "/admin/v1/deliveries/{}/replay", kReplay},
+      {"GET", "/admin/v1/payments/{}/receipt", kReceipt},
+      {"GET", std::string(kAnchorPath), kAnchor},
   };
 }
 
@@ -217,7 +221,7 @@ OperatorApi::OperatorApi(actors::PaymentService& service, storage::Store& store,
 bool OperatorApi::knows(std::string_view path) const { return routes_.knows(path); }
 
 std::vector<std::string> OperatorApi::public_paths() {
-  return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css"};
+  return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css", std::string(kAnchorPath)};
 }
 
 void OperatorApi::handle(http::Request request, http::Responder respond) {
@@ -234,6 +238,9 @@ void OperatorApi::handle(http::Request request, http::Responder respond) {
     r.headers.push_back({"x-content-type-options", "nosniff"});
     r.headers.push_back({"cache-control", "no-store"});
     return respond(std::move(r));
+  }
+  if (found.match && found.match->id == kAnchor) {
+    return anchor(std::move(respond));
   }
   respond = with_api_headers(std::move(respond));
   if (!found.match) {
@@ -260,7 +267,8 @@ void OperatorApi::route(const std::shared_ptr<Call>& call) {
   if (!params.empty() && !valid_id(params[0])) {
     return respond(not_found("no such payment or delivery"));
   }
-  bool acts = call->route.id != kMe && call->route.id != kSearch && call->route.id != kDetail;
+  bool acts = call->route.id != kMe && call->route.id != kSearch && call->route.id != kDetail &&
+              call->route.id != kReceipt;
   if (acts && !call->scope.can_act) {
     return respond(forbidden("this operator's role is \"read\": it cannot act"));
   }
@@ -281,6 +289,10 @@ void OperatorApi::route(const std::shared_ptr<Call>& call) {
       return reconcile(call, params[0]);
     case kReplay:
       return replay(call, params[0]);
+    case kReceipt:
+      return receipt(call, params[0]);
+    case kAnchor:
+      break;  // answered before authentication
   }
   respond(not_found("no such operator route"));
 }
@@ -397,6 +409,55 @@ void OperatorApi::detail(const std::shared_ptr<Call>& call, std::string payment_
       return call->respond(not_found("no such payment"));  // another merchant's: as if absent
     }
     call->respond(http::Response(200, answers::payment_report_json(*report)));
+  });
+}
+
+// A receipt of the payment as stored now, signed by the key in force: for the operator who
+// sees its merchant (another merchant's payment is as absent as for GET .../payments/{id}).
+void OperatorApi::receipt(const std::shared_ptr<Call>& call, std::string payment_id) {
+  auto key = options_.signing_keys ? options_.signing_keys->active() : nullptr;
+  if (!key) {
+    return call->respond(problem(503, "Service Unavailable", "no signing key; retry"));
+  }
+  store_.read_async([this, self = shared_from_this(), call, key, id = std::move(payment_id)](storage::Store& store) {
+    auto payment = domain::read_payment(domain::disk_lookup(store), id);
+    if (!payment || !*payment) {
+      return call->respond(problem(503, "Service Unavailable", "the store cannot be read; retry"));
+    }
+    const auto& record = (*payment)->record;
+    if (!record || !call->scope.sees(owner_of(record->owner))) {
+      return call->respond(not_found("no such payment"));
+    }
+    auto claims = receipts::claims_of(**payment, id, owner_of(record->owner));
+    if (!claims) {
+      return call->respond(not_found("no such payment"));
+    }
+    call->respond(http::Response(200, answers::receipt_json(receipts::issue(*key, *claims), key->public_key().kid,
+                                                            receipts::claims_json(*claims))));
+  });
+}
+
+// The anchor, without credentials: public keys only, read from the store at most every few
+// seconds whoever asks; any page may fetch it (a verifier saved to disk included).
+void OperatorApi::anchor(http::Responder respond) {
+  auto answer = [respond](unsigned status, std::string body) {
+    http::Response r(status, std::move(body), status == 200 ? "application/jwk-set+json" : "application/json");
+    r.headers.push_back({"cache-control", "no-cache"});
+    r.headers.push_back({"access-control-allow-origin", "*"});
+    r.headers.push_back({"x-content-type-options", "nosniff"});
+    respond(std::move(r));
+  };
+  if (auto cached = anchor_cache_.fresh()) {
+    return answer(200, std::move(*cached));
+  }
+  store_.read_async([self = shared_from_this(), answer](storage::Store& store) {
+    auto keys = receipts::published_keys(store);
+    if (!keys) {
+      return answer(503, problem(503, "Service Unavailable", "the store cannot be read; retry").body);
+    }
+    std::string set = signing::jwk_set_json(*keys);
+    self->anchor_cache_.fill(set);
+    answer(200, std::move(set));
   });
 }
 

@@ -45,4 +45,15 @@ std::string payment_report_json(const domain::PaymentReport& r) {
   return std::move(w).take();
 }
 
+std::string receipt_json(std::string_view jws, std::string_view kid, std::string_view claims_json) {
+  std::string out = "{\"receipt\":";
+  append_json_string(out, jws);
+  out += ",\"kid\":";
+  append_json_string(out, kid);
+  out += ",\"claims\":";
+  out += claims_json;  // written by the receipt's own encoder: a JSON object
+  out += "}";
+  return out;
+}
+
 }  // namespace idempay::answers

@@ -124,4 +124,11 @@ std::string format_amount(Cents cents) {
   return out;
 }
 
+std::string format_amount_fixed(Cents cents) {
+  std::string sign = cents < 0 ? "-" : "";
+  uint64_t magnitude = cents < 0 ? 0 - static_cast<uint64_t>(cents) : static_cast<uint64_t>(cents);
+  std::string fraction = std::to_string(magnitude % 100);
+  return sign + std::to_string(magnitude / 100) + "." + (fraction.size() == 1 ? "0" : "") + fraction;
+}
+
 }  // namespace idempay

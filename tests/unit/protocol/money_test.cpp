@@ -113,6 +113,15 @@ TEST(MoneyTest, FormatsWithoutTrailingZeros) {
   EXPECT_EQ(format_amount(430723), "4307.23");
 }
 
+TEST(MoneyTest, FormatsFixedWithTwoDecimals) {
+  EXPECT_EQ(format_amount_fixed(3190), "31.90");
+  EXPECT_EQ(format_amount_fixed(100), "1.00");
+  EXPECT_EQ(format_amount_fixed(5), "0.05");
+  EXPECT_EQ(format_amount_fixed(0), "0.00");
+  EXPECT_EQ(format_amount_fixed(-1205), "-12.05");
+  EXPECT_EQ(format_amount_fixed(kMaxCents), "10000000000000.00");
+}
+
 TEST(MoneyTest, FormatParseRoundTrip) {
   for (Cents c : {0LL, 1LL, 10LL, 99LL, 100LL, 101LL, 123456789LL}) {
     EXPECT_EQ(parse_decimal_amount(format_amount(c)).value(), c);

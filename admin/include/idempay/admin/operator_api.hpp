@@ -15,6 +15,7 @@
 #include "idempay/domain/records.hpp"
 #include "idempay/http/routes.hpp"
 #include "idempay/http/server.hpp"
+#include "idempay/receipts/key_ring.hpp"
 #include "idempay/storage/store.hpp"
 
 namespace idempay::admin {
@@ -46,9 +47,14 @@ struct OperatorApiOptions {
   /// The key search cursors are sealed with, the same on every instance (empty while the
   /// service starts: searches answer 503). Default: none
   std::function<std::string()> cursor_key;
+  /// The key receipts are signed with; none: GET .../receipt answers 503. Default: none
+  std::shared_ptr<const receipts::KeyRing> signing_keys;
 };
 
-/// Serves /admin/ (the console: public static files) and /admin/v1/ (the API). Held by a
+/// Where the anchor, the JWK Set of every key receipts were signed with, is published.
+inline constexpr std::string_view kAnchorPath = "/.well-known/jwks.json";
+
+/// Serves /admin/ (the console: public static files), /admin/v1/ (the API) and the anchor. Held by a
 /// shared_ptr: work it hands to the store's reader threads keeps it alive.
 class OperatorApi final : public http::Handler, public std::enable_shared_from_this<OperatorApi> {
 public:
@@ -67,6 +73,8 @@ private:
   void guarded(const std::shared_ptr<Call>& call, bool fingerprint_mode, IdempotencyGuard::Route run);
   void search(const std::shared_ptr<Call>& call);
   void detail(const std::shared_ptr<Call>& call, std::string payment_id);
+  void receipt(const std::shared_ptr<Call>& call, std::string payment_id);
+  void anchor(http::Responder respond);
   void operate(const std::shared_ptr<Call>& call, std::string payment_id, ppp::OperationKind kind);
   void reconcile(const std::shared_ptr<Call>& call, std::string payment_id);
   void replay(const std::shared_ptr<Call>& call, std::string delivery_id);
@@ -81,6 +89,7 @@ private:
   IdempotencyGuard guard_;
   IdempotencyGuard fingerprint_guard_;  // the same store, a short retention
   http::RouteTable routes_;
+  receipts::AnchorCache anchor_cache_{std::chrono::seconds(5)};
 };
 
 }  // namespace idempay::admin

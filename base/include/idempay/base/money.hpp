@@ -23,4 +23,8 @@ Result<Cents> parse_decimal_amount(std::string_view text);
 /// Formats as a JSON number with no trailing zeros: 3190 -> `31.9`, 100 -> `1`, 5 -> `0.05`.
 std::string format_amount(Cents cents);
 
+/// Formats with exactly two decimals, as amounts are printed and signed: 3190 -> `31.90`,
+/// 100 -> `1.00`, 5 -> `0.05`.
+std::string format_amount_fixed(Cents cents);
+
 }  // namespace idempay

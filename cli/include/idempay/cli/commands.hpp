@@ -34,6 +34,10 @@ Command add_deliveries(CLI::App& root);
 Command add_inspect(CLI::App& root);
 /// `idempay audit verify`: every audit chain recomputed, records cross-checked.
 Command add_audit(CLI::App& root);
+/// `idempay receipt PAYMENT_ID`: a payment's signed receipt.
+Command add_receipt(CLI::App& root);
+/// `idempay keys show`: the anchor, every key receipts were signed with.
+Command add_keys(CLI::App& root);
 /// `idempay migrate --store postgresql://...`: the PostgreSQL schema created or upgraded.
 Command add_migrate(CLI::App& root);
 /// `idempay copy-store --from URI --to URI`: a stopped connector's store into an empty one.
