@@ -32,6 +32,7 @@
 #include "idempay/ppp/handler.hpp"
 #include "idempay/ppp/onboarding.hpp"
 #include "idempay/receipts/key_ring.hpp"
+#include "idempay/receipts/log.hpp"
 #include "idempay/signing/ed25519.hpp"
 #include "idempay/storage/store.hpp"
 #include "merchant_directory.hpp"
@@ -59,7 +60,7 @@ public:
   void handle(http::Request request, http::Responder respond) override {
     std::string_view path = request.path;
     bool admin = path == "/admin" || path.substr(0, admin::kConsolePrefix.size()) == admin::kConsolePrefix ||
-                 path == admin::kAnchorPath;
+                 path == admin::kAnchorPath || path.substr(0, 5) == "/log/" || path.substr(0, 10) == "/receipts/";
     (admin ? operators_ : ppp_).handle(std::move(request), std::move(respond));
   }
 
@@ -212,6 +213,14 @@ void raise_descriptor_limit() {
 }
 
 // What the metrics read when scraped, on the scraping thread.
+void add_log_gauges(const receipts::TransparencyLog& log) {
+  metrics::add_gauge("idempay_log_consistent",
+                     "1 while every tree head this instance checked extends the one it signed before, else 0",
+                     [&log] { return log.health().consistent ? 1.0 : 0.0; });
+  metrics::add_gauge("idempay_log_signed_size", "The size of the newest tree head this instance signed",
+                     [&log] { return static_cast<double>(log.health().signed_size); });
+}
+
 void add_service_gauges(actors::PaymentService& service) {
   metrics::add_gauge("idempay_live_payment_actors", "Payment actors in memory (the rest are passivated)",
                      [&service] { return static_cast<double>(service.live_actors()); });
@@ -374,6 +383,11 @@ private:
     }
     spdlog::info("receipts are signed with key {}", key->public_key().kid);
     signing_keys_ = std::make_shared<receipts::KeyRing>(std::move(*key));
+    receipts::LogOptions log;
+    log.interval = std::chrono::milliseconds(config_.log_interval_ms);
+    log.quorum = static_cast<size_t>(std::max<int64_t>(1, config_.log_quorum));
+    log.witness_file = (std::filesystem::path(config_.data_dir) / "log-witness.json").string();
+    transparency_log_ = std::make_unique<receipts::TransparencyLog>(*store_, signing_keys_, std::move(log));
     return {};
   }
 
@@ -448,6 +462,7 @@ private:
     service_ = std::make_unique<actors::PaymentService>(*store_, *metered_acquirers_, *transport_, std::move(options));
     if (metrics_endpoint_) {
       add_service_gauges(*service_);
+      add_log_gauges(*transparency_log_);
     }
     return {};
   }
@@ -506,6 +521,7 @@ private:
     admin_options.idempotency.keyspace = domain::Space::kIdempotency;
     admin_options.legacy_owner = legacy_owner_;
     admin_options.signing_keys = signing_keys_;
+    admin_options.log_quorum = transparency_log_->quorum();
     admin_options.cursor_key = [service = service_.get()] { return service->derive_key("operator API search cursors"); };
     operator_api_ = std::make_shared<admin::OperatorApi>(*service_, *store_, std::move(admin_options));
     routes_ = std::make_unique<Routes>(*ppp_handler_, *operator_api_);
@@ -576,6 +592,9 @@ private:
       return failed("cannot start: " + s.error().message);
     }
     directory_->enable_stub_webhooks(self_url + "/webhooks/acquirer", stub_key_);
+    if (auto log = transparency_log_->start(); !log) {
+      return failed("cannot start the transparency log: " + log.error().message);
+    }
     // Tests and scripts read this line to learn the port when listening on port 0.
     spdlog::info("idempay listening on {}:{} (acquirer: {}, data: {})", server_options_.host, port_, config_.acquirer,
                  config_.data_dir);
@@ -656,6 +675,7 @@ private:
     // Order matters: actors stop first, then the store (which completes pending commits),
     // then the acquirers (in the directory), then the objects the callbacks of both may reach.
     service_->shutdown();
+    transparency_log_.reset();  // its last round ends before the store closes
     store_.reset();
     directory_.reset();
     transport_.reset();
@@ -681,6 +701,7 @@ private:
   std::unique_ptr<storage::Store> store_;
   std::string signing_key_path_;
   std::shared_ptr<receipts::KeyRing> signing_keys_;
+  std::unique_ptr<receipts::TransparencyLog> transparency_log_;
   std::unique_ptr<ppp::HttpCallbackTransport> transport_;
   std::unique_ptr<metrics::Endpoint> metrics_endpoint_;
   std::unique_ptr<observability::MeteredAcquirerRoutes> metered_acquirers_;

@@ -40,6 +40,8 @@ struct ServeConfig {
   /// PEM Ed25519 key receipts are signed with (mode 0600); empty: a development key generated
   /// in the data directory. Read again on SIGHUP (a rotation).
   std::string signing_key;
+  int64_t log_interval_ms = 1000;  ///< transparency log: between rounds, and between tree heads
+  int64_t log_quorum = 1;          ///< signatures a tree head needs to count as published
   /// Ask TLS clients for a certificate (API Pix notifications pin the PSP's); none is required.
   bool tls_client_certificates = false;
   std::string onboarding_return_hosts = ".myvtex.com";  ///< where the configuration flow may send a merchant back

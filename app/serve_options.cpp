@@ -95,6 +95,12 @@ cli::Command add_serve(CLI::App& root) {
                  "PEM Ed25519 private key receipts are signed with (mode 0600; read again on SIGHUP: a rotation); "
                  "without it, a development key generated in the data directory")
       ->envname("IDEMPAY_SIGNING_KEY");
+  s->add_option("--log-interval-ms", serve.log_interval_ms,
+                 "transparency log: how often queued heads are appended and a tree head made and co-signed")
+      ->envname("IDEMPAY_LOG_INTERVAL_MS")->capture_default_str()->check(CLI::Range(10, 3'600'000));
+  s->add_option("--log-quorum", serve.log_quorum,
+                 "transparency log: instances that must check and sign a tree head before it is published")
+      ->envname("IDEMPAY_LOG_QUORUM")->capture_default_str()->check(CLI::Range(1, 100));
   s->add_option("--tls-listen", serve.tls_listen, "HOST:PORT of the TLS listener (port 0 = any free port)")
       ->envname("IDEMPAY_TLS_LISTEN")->capture_default_str();
   s->add_flag("--tls-client-certificates", serve.tls_client_certificates,

@@ -164,7 +164,7 @@ def cpu_seconds_of(pid):
 # A server's threads by part, from their names: the HTTP I/O threads, the payment actors'
 # workers, the store (its committer, RocksDB's own flush and compaction threads, the readers).
 THREAD_PARTS = (("http", ("idempay-http",)), ("actors", ("caf.",)),
-                ("store", ("idempay-commit", "rocksdb:", "store-reader")))
+                ("store", ("idempay-commit", "rocksdb:", "store-reader")), ("log", ("idempay-log",)))
 
 
 def cpu_seconds_by_part(pid):
@@ -854,6 +854,11 @@ def cpu_parts_report(rows, nginx_cpu):
         print(f"  a replay ({replay / nginx_cpu:.1f}x nginx) plus the store's part of a create "
               f"({store / nginx_cpu:.1f}x): {(replay + store) / nginx_cpu:.1f}x nginx before the payment's actor "
               f"does anything; a create costs {by_name['create']['cpu_us'] / nginx_cpu:.1f}x")
+    if "create" in by_name:
+        # The transparency log's sequencer (its own thread); the queue entry each batch adds is
+        # in the store's part (compare with a build before the log to see it).
+        log, create = by_name["create"]["cpu_parts_us"].get("log", 0.0), by_name["create"]["cpu_us"]
+        print(f"  the transparency log's sequencer: {log} us per create, {100 * log / create:.1f}% of a create's CPU")
 
 
 def plot(out_dir, rows, extra):

@@ -11,7 +11,8 @@ struct ConsoleFile {
   std::string_view content_type;
 };
 
-/// The file served at `path` (/admin/, /admin/console.js, /admin/console.css), if any.
+/// The file served at `path` (/admin/, /admin/console.js, /admin/console.css, and the receipt
+/// verification page /receipts/verify and its script), if any.
 std::optional<ConsoleFile> console_file(std::string_view path);
 
 }  // namespace idempay::admin

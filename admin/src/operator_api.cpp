@@ -16,6 +16,7 @@
 #include "idempay/base/json_writer.hpp"
 #include "idempay/base/visible_text.hpp"
 #include "idempay/base/money.hpp"
+#include "log_routes.hpp"
 #include "reports.hpp"
 
 namespace idempay::admin {
@@ -111,7 +112,7 @@ http::Response bad_request(std::string_view why) { return problem(400, "Bad Requ
 // The console's files and the API's routes.
 enum AdminRoute : int {
   kConsolePage, kConsoleScript, kConsoleStyle, kMe, kSearch, kDetail, kRefunds, kSettlements, kCancellations,
-  kReconcile, kReplay, kReceipt, kAnchor,
+  kReconcile, kReplay, kReceipt, kAnchor, kTreeHead, kInclusion, kConsistency, kVerifyPage, kVerifyScript,
 };
 
 std::vector<http::Route> admin_routes() {
@@ -129,6 +130,11 @@ std::vector<http::Route> admin_routes() {
       {"POST", "/admin/v1/deliveries/{}/replay", kReplay},
       {"GET", "/admin/v1/payments/{}/receipt", kReceipt},
       {"GET", std::string(kAnchorPath), kAnchor},
+      {"GET", "/log/v1/tree-head", kTreeHead},
+      {"GET", "/log/v1/proof/inclusion", kInclusion},
+      {"GET", "/log/v1/proof/consistency", kConsistency},
+      {"GET", "/receipts/verify", kVerifyPage},
+      {"GET", "/receipts/verify.js", kVerifyScript},
   };
 }
 
@@ -221,26 +227,35 @@ OperatorApi::OperatorApi(actors::PaymentService& service, storage::Store& store,
 bool OperatorApi::knows(std::string_view path) const { return routes_.knows(path); }
 
 std::vector<std::string> OperatorApi::public_paths() {
-  return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css", std::string(kAnchorPath)};
+  return {"/admin", "/admin/", "/admin/console.js", "/admin/console.css", std::string(kAnchorPath),
+          "/log/v1/tree-head", "/log/v1/proof/inclusion", "/log/v1/proof/consistency",
+          "/receipts/verify", "/receipts/verify.js"};
 }
 
 void OperatorApi::handle(http::Request request, http::Responder respond) {
   auto found = routes_.find(request.method, request.path);
   bool console = found.match && (found.match->id == kConsolePage || found.match->id == kConsoleScript ||
                                  found.match->id == kConsoleStyle);
-  if (console) {
+  bool verifier = found.match && (found.match->id == kVerifyPage || found.match->id == kVerifyScript);
+  if (console || verifier) {
     auto file = console_file(found.match->canonical());
     http::Response r(200, std::string(file ? file->body : ""), std::string(file ? file->content_type : "text/plain"));
-    // Nothing from elsewhere: no CDN, no inline script, no framing.
+    // Nothing from elsewhere: no CDN, no inline script, no framing. The verification page keeps
+    // its style in itself (it must work saved to disk as one page and its script).
     r.headers.push_back({"content-security-policy",
-                         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-                         "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"});
+                         std::string("default-src 'none'; script-src 'self'; ") +
+                             (verifier ? "style-src 'unsafe-inline'; " : "style-src 'self'; img-src 'self'; ") +
+                             "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"});
     r.headers.push_back({"x-content-type-options", "nosniff"});
     r.headers.push_back({"cache-control", "no-store"});
     return respond(std::move(r));
   }
   if (found.match && found.match->id == kAnchor) {
     return anchor(std::move(respond));
+  }
+  if (found.match && (found.match->id == kTreeHead || found.match->id == kInclusion ||
+                      found.match->id == kConsistency)) {
+    return log_route(found.match->id, request.query, std::move(respond));
   }
   respond = with_api_headers(std::move(respond));
   if (!found.match) {
@@ -292,6 +307,11 @@ void OperatorApi::route(const std::shared_ptr<Call>& call) {
     case kReceipt:
       return receipt(call, params[0]);
     case kAnchor:
+    case kTreeHead:
+    case kInclusion:
+    case kConsistency:
+    case kVerifyPage:
+    case kVerifyScript:
       break;  // answered before authentication
   }
   respond(not_found("no such operator route"));
@@ -458,6 +478,46 @@ void OperatorApi::anchor(http::Responder respond) {
     std::string set = signing::jwk_set_json(*keys);
     self->anchor_cache_.fill(set);
     answer(200, std::move(set));
+  });
+}
+
+namespace {
+// A size in a query: decimal digits only, below 2^53 (what a JSON reader keeps exact).
+std::optional<uint64_t> size_parameter(const std::optional<std::string>& text) {
+  if (!text || text->empty() || text->size() > 15 ||
+      !std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoull(*text);
+}
+}  // namespace
+
+// The transparency log's routes, public like the anchor: hashes and signatures only.
+void OperatorApi::log_route(int route, const std::string& query, http::Responder respond) {
+  auto reply = [respond](http::Response r) {
+    r.headers.push_back({"x-content-type-options", "nosniff"});
+    respond(std::move(r));
+  };
+  auto size = query_value(query, "size");
+  auto tree_size = query_value(query, "treeSize");
+  auto first = size_parameter(query_value(query, "first"));
+  auto second = size_parameter(query_value(query, "second"));
+  if ((size && !size_parameter(size)) || (tree_size && !size_parameter(tree_size)) ||
+      (route == kConsistency && (!first || !second))) {
+    return reply(bad_request("sizes are decimal numbers; consistency needs first and second"));
+  }
+  auto leaf = query_value(query, "leafHash").value_or("");
+  size_t quorum = options_.log_quorum;
+  store_.read_async([self = shared_from_this(), reply, route, quorum, leaf, size = size_parameter(size),
+                     tree_size = size_parameter(tree_size), first, second](storage::Store& store) {
+    switch (route) {
+      case kTreeHead:
+        return reply(tree_head_answer(store, size, quorum));
+      case kInclusion:
+        return reply(inclusion_answer(store, leaf, tree_size));
+      default:
+        return reply(consistency_answer(store, *first, *second));
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <iterator>
 
 #include "idempay/base/crypto.hpp"
@@ -23,6 +24,12 @@ std::string audit_key(const std::string& payment_id, uint64_t seq) {
   std::string key = audit_prefix(payment_id);
   key.append(length < 10 ? 10 - length : 0, '0').append(digits, length);
   return key;
+}
+
+std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t time_ms) {
+  char when[24];
+  std::snprintf(when, sizeof when, "%013lld/", static_cast<long long>(std::max<int64_t>(0, time_ms)));
+  return std::string(kLogPendingPrefix) + when + audit_key(payment_id, seq);  // audit_key: "<paymentId>/<seq>"
 }
 
 std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
@@ -223,6 +230,20 @@ AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint,
   return e;
 }
 
+// The batch's head for the transparency log, replacing the one an earlier entry of the same
+// batch queued (just before the head, where that entry's append left it).
+void AuditChain::queue_for_log(const std::string& payment_id, int64_t time_ms, storage::Batch& writes) const {
+  constexpr size_t kAfterTime = kLogPendingPrefix.size() + kLogPendingTimeDigits + 1;
+  std::string mine = audit_prefix(payment_id);
+  auto queued = [&mine](const storage::Write& w) {
+    return w.keyspace == Space::kLog && w.key.size() > kAfterTime && w.key.compare(kAfterTime, mine.size(), mine) == 0;
+  };
+  if (auto it = std::find_if(writes.rbegin(), writes.rend(), queued); it != writes.rend()) {
+    writes.erase(std::next(it).base());
+  }
+  writes.push_back({Space::kLog, log_pending_key(payment_id, head_.seq, time_ms), head_.hash, std::nullopt, true});
+}
+
 AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes) {
   entry.seq = head_.seq + 1;
   if (entry.time == 0) {  // set already for an arrival answered earlier without the actor
@@ -254,6 +275,7 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
     expected = head_etag_++;  // a new batch: it moves the head's version by one
   }
   writes.push_back({Space::kAudit, std::move(head_key), encode(head_), expected, !guarded_});
+  queue_for_log(payment_id, entry.time, writes);
   return entry;
 }
 

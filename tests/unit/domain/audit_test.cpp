@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "idempay/domain/audit.hpp"
+#include "idempay/domain/keyspaces.hpp"
 
 namespace idempay::domain {
 namespace {
@@ -91,10 +92,15 @@ TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
   EXPECT_EQ(second.seq, 2u);
   EXPECT_EQ(second.prev, first.hash);
   EXPECT_EQ(chain.head().hash, second.hash);
-  ASSERT_EQ(writes.size(), 3u);  // two entries and one head: the first head was replaced
+  // Two entries, one head and one head queued for the log: the first head and its queue entry
+  // were replaced (no other batch, and no reader, ever sees them).
+  ASSERT_EQ(writes.size(), 4u);
   EXPECT_EQ(writes[0].key, audit_key("p1", 1));
   EXPECT_EQ(*writes[0].value, encode(first));
   EXPECT_EQ(writes[2].key, audit_head_key("p1"));
+  EXPECT_EQ(writes[3].keyspace, Space::kLog);
+  EXPECT_EQ(writes[3].key, log_pending_key("p1", 2, second.time));
+  EXPECT_EQ(*writes[3].value, second.hash);
 }
 
 // On a shared store a payment's repeats gather in one batch while its chained commit is in
@@ -120,12 +126,18 @@ TEST(AuditTest, AnAppendCostsTheSameHoweverLongTheBatch) {
   }
   auto late = std::min(append_block(), append_block());
   EXPECT_LT(late, early * 5) << "appends slow down as the batch grows";
-  size_t entries = writes.size() - 1;
+  size_t entries = writes.size() - 2;
   EXPECT_EQ(chain.head().seq, entries);
-  ASSERT_EQ(writes.back().key, audit_head_key("p1"));  // one head, last, conditioned on the first
-  EXPECT_EQ(writes.back().expected_etag, std::optional<uint64_t>(1));
+  // One head, conditioned on the first, and one queue entry for the log: the batch's last head.
+  ASSERT_EQ(writes[writes.size() - 2].key, audit_head_key("p1"));
+  EXPECT_EQ(writes[writes.size() - 2].expected_etag, std::optional<uint64_t>(1));
+  std::string last = audit_key("p1", entries);
+  ASSERT_GT(writes.back().key.size(), last.size());
+  EXPECT_EQ(writes.back().key.substr(writes.back().key.size() - last.size()), last);
   auto is_head = [](const storage::Write& w) { return w.key == audit_head_key("p1"); };
   EXPECT_EQ(std::count_if(writes.begin(), writes.end(), is_head), 1);
+  auto is_queued = [](const storage::Write& w) { return w.keyspace == Space::kLog; };
+  EXPECT_EQ(std::count_if(writes.begin(), writes.end(), is_queued), 1);
 }
 
 TEST(AuditTest, ArrivalTallyCountsPerKindFingerprintAndMerchantWithinBoundedRows) {

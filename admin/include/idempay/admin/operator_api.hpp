@@ -49,6 +49,8 @@ struct OperatorApiOptions {
   std::function<std::string()> cursor_key;
   /// The key receipts are signed with; none: GET .../receipt answers 503. Default: none
   std::shared_ptr<const receipts::KeyRing> signing_keys;
+  /// Signatures a transparency log tree head needs to count as published. Default: 1
+  size_t log_quorum = 1;
 };
 
 /// Where the anchor, the JWK Set of every key receipts were signed with, is published.
@@ -75,6 +77,7 @@ private:
   void detail(const std::shared_ptr<Call>& call, std::string payment_id);
   void receipt(const std::shared_ptr<Call>& call, std::string payment_id);
   void anchor(http::Responder respond);
+  void log_route(int route, const std::string& query, http::Responder respond);
   void operate(const std::shared_ptr<Call>& call, std::string payment_id, ppp::OperationKind kind);
   void reconcile(const std::shared_ptr<Call>& call, std::string payment_id);
   void replay(const std::shared_ptr<Call>& call, std::string delivery_id);

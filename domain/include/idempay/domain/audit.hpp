@@ -67,6 +67,15 @@ AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint 
                        std::string_view after = {}, std::string detail = {});
 
 std::string audit_key(const std::string& payment_id, uint64_t seq);
+/// The transparency log's queue: each batch that moves a chain's head leaves one entry under
+/// this key in Space::kLog (the head's hash, hex), which the log's sequencer appends as a
+/// leaf and removes (receipts/). A batch's last head only: no other is ever stored, so no
+/// other can be named by a receipt. "p/<time: Unix ms, 13 digits>/<paymentId>/<seq>": in the
+/// order they were made, so that the sequencer reads on from where it was instead of over the
+/// deletions of every entry it took before (an LSM store keeps those for a while).
+std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t time_ms);
+inline constexpr std::string_view kLogPendingPrefix = "p/";
+inline constexpr size_t kLogPendingTimeDigits = 13;
 std::string audit_head_key(const std::string& payment_id);
 std::string audit_prefix(const std::string& payment_id);
 
@@ -152,6 +161,8 @@ public:
   AuditEntry append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes);
 
 private:
+  void queue_for_log(const std::string& payment_id, int64_t time_ms, storage::Batch& writes) const;
+
   AuditHead head_;
   uint64_t head_etag_ = 0;  // guarded: the head's version once the batches handed out commit
   bool guarded_ = false;

@@ -20,12 +20,14 @@ struct Space {
   static constexpr storage::Keyspace kReferences{9};
   /// Pending payments whose acquirer is asked on a schedule (API Pix): paymentId -> until when
   static constexpr storage::Keyspace kWatches{10};
+  /// The transparency log over every chain's heads: its queue, leaves, nodes and tree heads
+  static constexpr storage::Keyspace kLog{11};
 };
 
 /// The names of the keyspaces above, in their order: what every store of the connector opens.
 inline storage::KeyspaceNames keyspace_names() {
   return {"payments", "operations", "idempotency", "inbox",      "outbox", "dead_letters",
-          "audit",    "meta",       "recovery",    "references", "watches"};
+          "audit",    "meta",       "recovery",    "references", "watches", "log"};
 }
 
 /// The keyspaces whose point reads only look up keys that exist: an audit chain's head is

@@ -1,0 +1,308 @@
+"""The transparency log over every payment: each receipt's chain head is a leaf of one
+append-only Merkle tree (RFC 9162), whose tree heads the instances check and co-sign. Checked
+here by a test-side implementation of the RFC's algorithms (rfc9162.py, itself checked against
+RFC 6962's reference vectors) and tree heads' signatures by python3-jwcrypto with the anchor:
+nothing of the connector's own code verifies. Tampering with the stored log — a leaf rewritten,
+the log rewound — is refused by every instance, which says why and stops signing; SIGKILLs
+while appending and co-signing leave a log whose tree heads never go backwards."""
+import json
+import random
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+from jwcrypto import jwk, jws
+
+import rfc9162
+from conftest import BIN, create_body, request
+from test_instances import SHARED_ARGS
+from test_metrics import metrics_port, scrape
+from test_operator_api import MERCHANTS, OPERATORS, admin, approved
+from test_postgres import pg_uri, psql  # noqa: F401 (a fixture)
+from test_receipts import ANCHOR, receipt_of
+
+LOG_ARGS = ["--log-interval-ms", "100"]
+
+
+def get_json(c, path):
+    status, raw, _ = request(c.port, "GET", path, headers={})
+    return status, (json.loads(raw) if raw else None)
+
+
+def tree_head(c, size=None):
+    status, head = get_json(c, "/log/v1/tree-head" + (f"?size={size}" if size is not None else ""))
+    return head if status == 200 else None
+
+
+def checked_tree_head(c, head, quorum=1):
+    """The tree head if enough distinct keys of the anchor signed exactly its size and root."""
+    keys = jwk.JWKSet.from_json(request(c.port, "GET", ANCHOR, headers={})[1])
+    kids = set()
+    for token in head["signatures"]:
+        signed = jws.JWS()
+        signed.deserialize(token)
+        assert signed.jose_header["typ"] == "idempay-tree-head+jws"
+        signed.verify(keys.get_key(signed.jose_header["kid"]))
+        payload = json.loads(signed.payload)
+        assert payload == {"log": "idempay", "size": head["size"], "root": head["root"],
+                           "timestamp": head["timestamp"]}, payload
+        kids.add(signed.jose_header["kid"])
+    assert len(kids) >= quorum, head
+    return head
+
+
+def leaf_of(claims):
+    return rfc9162.leaf_hash(rfc9162.receipt_leaf(claims["paymentId"], claims["auditSeq"], claims["auditHead"]))
+
+
+def included(c, claims, quorum=1, timeout=20):
+    """The receipt's leaf, proved included in a published tree head: (index, head)."""
+    leaf = leaf_of(claims)
+    deadline = time.time() + timeout
+    while True:
+        status, proof = get_json(c, f"/log/v1/proof/inclusion?leafHash={leaf.hex()}")
+        if status == 200:
+            break
+        assert status == 404 and time.time() < deadline, (status, proof)
+        time.sleep(0.1)
+    head = checked_tree_head(c, tree_head(c, proof["treeSize"]), quorum)
+    assert rfc9162.verify_inclusion(proof["leafIndex"], proof["treeSize"], leaf,
+                                    [bytes.fromhex(h) for h in proof["proof"]], bytes.fromhex(head["root"]))
+    return proof["leafIndex"], head
+
+
+def consistent(c, old, new):
+    if old["size"] == new["size"]:
+        return old["root"] == new["root"]
+    status, proof = get_json(c, f"/log/v1/proof/consistency?first={old['size']}&second={new['size']}")
+    assert status == 200, proof
+    return rfc9162.verify_consistency(old["size"], new["size"], bytes.fromhex(old["root"]), bytes.fromhex(new["root"]),
+                                      [bytes.fromhex(h) for h in proof["proof"]])
+
+
+def connector(connector_factory, stub, *extra):
+    return connector_factory(acquirer=stub.url, merchants=MERCHANTS, operators=OPERATORS,
+                             extra_args=[*LOG_ARGS, *extra])
+
+
+def test_the_test_side_rfc9162_matches_the_reference_vectors():
+    leaves = [bytes.fromhex(h) for h in ("", "00", "10", "2021", "3031", "40414243", "5051525354555657",
+                                         "606162636465666768696a6b6c6d6e6f")]
+    roots = ["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+             "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+             "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+             "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+             "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+             "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+             "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+             "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"]
+    roots = [bytes.fromhex(r) for r in roots]
+    assert [rfc9162.mth(leaves[:n]) for n in range(1, 9)] == roots
+    h = bytes.fromhex
+    # leaf number (from 1), tree size, proof: RFC 6962's reference inclusion and consistency proofs.
+    assert rfc9162.verify_inclusion(5, 8, rfc9162.leaf_hash(leaves[5]), [
+        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b"),
+        h("ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0"),
+        h("d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7")], roots[7])
+    assert rfc9162.verify_inclusion(1, 5, rfc9162.leaf_hash(leaves[1]), [
+        h("6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"),
+        h("5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e"),
+        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b")], roots[4])
+    six_to_eight = [h("0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a"),
+                    h("ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0"),
+                    h("d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7")]
+    assert rfc9162.verify_consistency(6, 8, roots[5], roots[7], six_to_eight)
+    assert rfc9162.verify_consistency(2, 5, roots[1], roots[4], [
+        h("5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e"),
+        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b")])
+    assert not rfc9162.verify_consistency(6, 8, roots[4], roots[7], six_to_eight)
+    assert not rfc9162.verify_consistency(6, 8, roots[5], roots[7], six_to_eight[:-1])
+
+
+def test_every_receipt_is_in_a_signed_tree_head_and_tree_heads_only_grow(connector_factory, stubs):
+    c = connector(connector_factory, stubs())
+    heads, indices = [], set()
+    for i in range(6):
+        approved(c, f"log-{i}", value=10)
+        if i % 2 == 0:
+            assert admin(c, "POST", f"payments/log-{i}/settlements", body={"value": 10, "reason": "r"},
+                         key=f"s{i}")[0] == 200
+        claims = receipt_of(c, f"log-{i}")["claims"]
+        index, head = included(c, claims)
+        indices.add(index)
+        heads.append(head)
+    assert len(indices) == 6
+    newest = checked_tree_head(c, tree_head(c))
+    for old in heads:
+        assert old["size"] <= newest["size"] and consistent(c, old, newest), (old, newest)
+    # A receipt with anything changed names a leaf the log does not hold.
+    claims = receipt_of(c, "log-0")["claims"]
+    for forged in ({**claims, "auditSeq": claims["auditSeq"] + 1}, {**claims, "auditHead": "00" * 32},
+                   {**claims, "paymentId": "log-x"}):
+        assert get_json(c, f"/log/v1/proof/inclusion?leafHash={leaf_of(forged).hex()}")[0] == 404
+    # Bad questions get the protocol's refusals, nothing else.
+    for query in ("inclusion?leafHash=zz", "inclusion?leafHash=" + "00" * 32 + "&treeSize=x",
+                  "consistency?first=0&second=1", "consistency?first=5", f"consistency?first=1&second={10**9}"):
+        assert get_json(c, "/log/v1/proof/" + query)[0] in (400, 404), query
+
+
+def test_instances_co_sign_and_refuse_a_rewritten_log(connector_factory, stubs, pg_uri):
+    """Two instances on one PostgreSQL store, a tree head published only with both signatures.
+    History rewritten in the database (whoever runs it could: every stored hash replaced, and the
+    tree's right edge that new leaves are hashed onto): the next tree head is refused by both,
+    each says why, the metric turns 0, and the published head stays the last good one."""
+    stub = stubs()
+    quorum = ["--log-quorum", "2", "--metrics-listen", "127.0.0.1:0"]
+    nodes = [connector(connector_factory, stub, "--store", pg_uri, *SHARED_ARGS, *quorum) for _ in range(2)]
+    approved(nodes[0], "cosign-1")
+    _, head = included(nodes[1], receipt_of(nodes[1], "cosign-1")["claims"], quorum=2)
+    good = checked_tree_head(nodes[0], tree_head(nodes[0]), quorum=2)
+    assert good["size"] >= head["size"]
+    for node in nodes:
+        assert scrape(metrics_port(node))["idempay_log_consistent"] == 1
+
+    psql(pg_uri, "UPDATE idempay.kv_log SET value = sha256(value) || substring(value from 33) "
+                 "WHERE key >= convert_to('n/', 'UTF8') AND key < convert_to('n0', 'UTF8')")
+    psql(pg_uri, "UPDATE idempay.kv_log SET value = convert_to(regexp_replace(convert_from(value, 'UTF8'), "
+                 f"'\"hash\":\"[0-9a-f]{{64}}\"', '\"hash\":\"{'ab' * 32}\"'), 'UTF8') "
+                 "WHERE key = convert_to('h', 'UTF8')")
+    approved(nodes[1], "cosign-2")
+    deadline = time.time() + 20
+    while any(scrape(metrics_port(n))["idempay_log_consistent"] != 0 for n in nodes):
+        assert time.time() < deadline, "an instance signed a rewritten log"
+        time.sleep(0.2)
+    time.sleep(1)
+    for node in nodes:
+        assert b"refusing to sign" in node.process.log_path.read_bytes()
+        assert b"the log was rewritten" in node.process.log_path.read_bytes()
+    assert tree_head(nodes[0])["size"] == good["size"], "a rewritten log's tree head was published"
+    newest_made = int(psql(pg_uri, "SELECT convert_from(value, 'UTF8') FROM idempay.kv_log "
+                                   "WHERE key = convert_to('s', 'UTF8')").strip())
+    assert newest_made > good["size"]
+    assert len(tree_head(nodes[0], newest_made)["signatures"]) == 0
+
+
+def test_a_rewound_log_is_refused(connector_factory, stubs, pg_uri):
+    c = connector(connector_factory, stubs(), "--store", pg_uri, "--metrics-listen", "127.0.0.1:0")
+    approved(c, "rewind-1")
+    _, first = included(c, receipt_of(c, "rewind-1")["claims"])
+    approved(c, "rewind-2")
+    _, second = included(c, receipt_of(c, "rewind-2")["claims"])
+    assert second["size"] > first["size"]
+    # The newest tree head pointed back at an older one: the log seems to have lost leaves.
+    psql(pg_uri, f"UPDATE idempay.kv_log SET value = convert_to('{first['size']}', 'UTF8') "
+                 "WHERE key IN (convert_to('s', 'UTF8'), convert_to('q', 'UTF8'))")
+    deadline = time.time() + 20
+    while scrape(metrics_port(c))["idempay_log_consistent"] != 0:
+        assert time.time() < deadline, "a rewound log went unnoticed"
+        time.sleep(0.2)
+    assert b"the log went backwards" in c.process.log_path.read_bytes()
+
+
+def test_sigkill_while_appending_and_signing_leaves_a_log_that_verifies(connector_factory, stubs):
+    c = connector_factory(acquirer=stubs().url, merchants=MERCHANTS, operators=OPERATORS,
+                          extra_args=["--log-interval-ms", "20"])
+    answered, stop = [], threading.Event()
+
+    def load():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                status, _, _ = request(c.port, "POST", "/payments", create_body(f"kill-{len(answered)}-{n}"),
+                                       timeout=5)
+                if status == 200:
+                    answered.append(f"kill-{len(answered)}-{n}")
+            except OSError:
+                time.sleep(0.05)
+
+    seen = []
+    for _ in range(4):
+        stop.clear()
+        worker = threading.Thread(target=load)
+        worker.start()
+        time.sleep(random.uniform(0.5, 1.5))
+        if (head := tree_head(c)) is not None:
+            seen.append(head)
+        c.process.kill()
+        stop.set()
+        worker.join()
+        c.start()
+    for i in range(1, len(seen)):
+        assert seen[i]["size"] >= seen[i - 1]["size"], "a published tree head went backwards"
+    # Every payment answered before a kill is in the log, and every head seen extends the last.
+    deadline = time.time() + 30
+    while (newest := tree_head(c)) is None or any(
+            get_json(c, f"/log/v1/proof/inclusion?leafHash={leaf_of(receipt_of(c, pid)['claims']).hex()}")[0] != 200
+            for pid in answered[-3:]):
+        assert time.time() < deadline
+        time.sleep(0.2)
+    newest = checked_tree_head(c, tree_head(c))
+    for head in seen:
+        assert consistent(c, head, newest), (head, newest)
+    for pid in answered:
+        included(c, receipt_of(c, pid)["claims"])
+
+
+def ldb(db, family, *args):
+    return subprocess.run(["ldb", f"--db={db}", f"--column_family={family}", *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def audit_verify(data_dir):
+    return subprocess.run([BIN, "audit", "verify", "--data-dir", str(data_dir)], capture_output=True, text=True)
+
+
+def test_audit_verify_replays_the_log_and_names_each_break(connector_factory, stubs, tmp_path):
+    """The log checked offline against the chains, its nodes, tree heads and signatures: a
+    removed payment, a log cut back and a tree head signed by an unknown key are each found,
+    with their place."""
+    c = connector(connector_factory, stubs())
+    for i in range(5):
+        approved(c, f"audit-{i}")
+    for i in range(5):
+        included(c, receipt_of(c, f"audit-{i}")["claims"])
+    head = tree_head(c)
+    c.process.terminate()
+    verified = audit_verify(c.data_dir)
+    assert verified.returncode == 0 and "the transparency log holds them" in verified.stdout, verified.stdout
+
+    def copy(name):
+        target = tmp_path / name
+        shutil.copytree(c.data_dir, target)
+        return target, target / "rocksdb"
+
+    # A payment removed, its record and its whole chain: the log still names it.
+    removed, db = copy("removed")
+    for key in ldb(db, "audit", "scan", "--from=audit-2/", "--to=audit-20").splitlines():
+        ldb(db, "audit", "delete", key.split(" : ")[0])
+    ldb(db, "payments", "delete", "audit-2")
+    out = audit_verify(removed)
+    assert out.returncode == 2, out.stdout
+    assert "INCONSISTENT log, leaf" in out.stdout and "payment audit-2" in out.stdout and "removed" in out.stdout
+
+    # The log cut back: its last leaf gone.
+    cut, db = copy("cut")
+    last = f"n/00/{head['size'] - 1:016x}"
+    ldb(db, "log", "delete", last)
+    out = audit_verify(cut)
+    assert out.returncode == 2 and "the right edge" in out.stdout and f"tree head {head['size']}" in out.stdout, out.stdout
+
+    # A tree head carrying a signature by a key nobody published.
+    foreign, db = copy("foreign")
+    key = jwk.JWK.generate(kty="OKP", crv="Ed25519")
+    raw = bytes.fromhex(ldb(db, "log", "--value_hex", "get", f"t/{head['size']:016x}")[2:])
+    etag, stored = raw[:8], json.loads(raw[8:])  # RocksDB values: 8 bytes of etag, then the value
+    payload = json.dumps({"log": "idempay", "size": stored["size"], "root": stored["root"],
+                          "timestamp": stored["timestamp"]}, separators=(",", ":"))
+    token = jws.JWS(payload.encode())
+    token.add_signature(key, alg="EdDSA", protected=json.dumps({"alg": "EdDSA", "kid": key.thumbprint(),
+                                                                "typ": "idempay-tree-head+jws"}))
+    stored["signatures"].append(token.serialize(compact=True))
+    ldb(db, "log", "--value_hex", "put", f"t/{head['size']:016x}",
+        "0x" + (etag + json.dumps(stored, separators=(",", ":")).encode()).hex())
+    out = audit_verify(foreign)
+    assert out.returncode == 2 and f"tree head {head['size']}: signed by key {key.thumbprint()}" in out.stdout, out.stdout
+    assert "not published" in out.stdout
