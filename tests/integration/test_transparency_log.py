@@ -6,6 +6,7 @@ nothing of the connector's own code verifies. Tampering with the stored log — 
 the log rewound — is refused by every instance, which says why and stops signing; SIGKILLs
 while appending and co-signing leave a log whose tree heads never go backwards."""
 import json
+import pathlib
 import random
 import shutil
 import subprocess
@@ -88,37 +89,25 @@ def connector(connector_factory, stub, *extra):
 
 
 def test_the_test_side_rfc9162_matches_the_reference_vectors():
-    leaves = [bytes.fromhex(h) for h in ("", "00", "10", "2021", "3031", "40414243", "5051525354555657",
-                                         "606162636465666768696a6b6c6d6e6f")]
-    roots = ["6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
-             "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
-             "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
-             "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-             "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
-             "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
-             "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
-             "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"]
-    roots = [bytes.fromhex(r) for r in roots]
+    """tests/data/rfc6962-merkle-vectors.json (its provenance is in it), the file the connector's
+    own unit tests read too."""
+    vectors = json.loads((pathlib.Path(__file__).parents[1] / "data" / "rfc6962-merkle-vectors.json").read_text())
+    leaves = [bytes.fromhex(h) for h in vectors["leaves"]]
+    roots = [bytes.fromhex(r) for r in vectors["roots"]]
     assert [rfc9162.mth(leaves[:n]) for n in range(1, 9)] == roots
-    h = bytes.fromhex
-    # leaf number (from 1), tree size, proof: RFC 6962's reference inclusion and consistency proofs.
-    assert rfc9162.verify_inclusion(5, 8, rfc9162.leaf_hash(leaves[5]), [
-        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b"),
-        h("ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0"),
-        h("d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7")], roots[7])
-    assert rfc9162.verify_inclusion(1, 5, rfc9162.leaf_hash(leaves[1]), [
-        h("6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"),
-        h("5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e"),
-        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b")], roots[4])
-    six_to_eight = [h("0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a"),
-                    h("ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0"),
-                    h("d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7")]
-    assert rfc9162.verify_consistency(6, 8, roots[5], roots[7], six_to_eight)
-    assert rfc9162.verify_consistency(2, 5, roots[1], roots[4], [
-        h("5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e"),
-        h("bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b")])
-    assert not rfc9162.verify_consistency(6, 8, roots[4], roots[7], six_to_eight)
-    assert not rfc9162.verify_consistency(6, 8, roots[5], roots[7], six_to_eight[:-1])
+    for case in vectors["inclusion"]:
+        proof = [bytes.fromhex(h) for h in case["proof"]]
+        leaf = rfc9162.leaf_hash(leaves[case["leaf"] - 1])
+        assert rfc9162.verify_inclusion(case["leaf"] - 1, case["size"], leaf, proof, roots[case["size"] - 1]), case
+        if proof:
+            assert not rfc9162.verify_inclusion(case["leaf"] - 1, case["size"], leaf, proof[:-1], roots[case["size"] - 1])
+    for case in vectors["consistency"]:
+        proof = [bytes.fromhex(h) for h in case["proof"]]
+        first, second = case["first"], case["second"]
+        assert rfc9162.verify_consistency(first, second, roots[first - 1], roots[second - 1], proof), case
+        if proof:
+            assert not rfc9162.verify_consistency(first, second, roots[first - 1], roots[second - 1], proof[:-1])
+            assert not rfc9162.verify_consistency(first, second, roots[second - 1], roots[first - 1], proof)
 
 
 def test_every_receipt_is_in_a_signed_tree_head_and_tree_heads_only_grow(connector_factory, stubs):
