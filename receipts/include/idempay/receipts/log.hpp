@@ -10,8 +10,9 @@
 //   x/<leaf hash hex>       a leaf's index, for inclusion proofs asked by hash
 //   t/<size, 16 hex>        a tree head: size, root, time and the instances' signatures
 //   s                       the size of the newest tree head
-// Everything is written with put-if-absent where it can be (a leaf or node is never replaced),
-// in one atomic batch per round, conditioned on `h`: several sequencers never fork the tree.
+// A round's leaves and nodes go in one atomic batch conditioned on `h`: a batch that commits
+// moved the edge from the state it was computed on, so no leaf or node is ever written twice
+// and several sequencers never fork the tree.
 #include <chrono>
 #include <cstdint>
 #include <memory>
