@@ -449,6 +449,7 @@ private:
       }
     }
     auto options = service_options(config_, legacy_owner_, shared_store_);
+    options.log_consistent = [log = transparency_log_.get()] { return log->health().consistent; };
     options.methods = manifest_.methods;
     options.answers = &answers_;
     if (config_.event_log != "off") {

@@ -358,8 +358,13 @@ void PaymentService::health(ReplyFn reply) {
     return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   // Nothing of the failure (a database's address) goes to an unauthenticated caller.
-  auto answer = [instance = impl_->context.core.instance](bool ok) {
-    return ok ? Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + R"("})"}
+  // The transparency log's alarm rides along (an operator's check, not a load balancer's: the
+  // status stays 200; the metric and the log line say more).
+  std::string log = !impl_->options.log_consistent ? ""
+                    : impl_->options.log_consistent() ? R"(,"log":"consistent")"
+                                                      : R"(,"log":"inconsistent")";
+  auto answer = [instance = impl_->context.core.instance, log](bool ok) {
+    return ok ? Reply{Outcome::kDone, R"({"status":"ok","instance":")" + instance + "\"" + log + "}"}
               : refusal(Refusal::kStoreUnavailable, "the store does not answer");
   };
   auto state = impl_->health;

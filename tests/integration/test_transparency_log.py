@@ -151,6 +151,7 @@ def test_instances_co_sign_and_refuse_a_rewritten_log(connector_factory, stubs, 
     assert good["size"] >= head["size"]
     for node in nodes:
         assert scrape(metrics_port(node))["idempay_log_consistent"] == 1
+        assert json.loads(request(node.port, "GET", "/health", headers={})[1])["log"] == "consistent"
 
     psql(pg_uri, "UPDATE idempay.kv_log SET value = sha256(value) || substring(value from 33) "
                  "WHERE key >= convert_to('n/', 'UTF8') AND key < convert_to('n0', 'UTF8')")
@@ -164,6 +165,7 @@ def test_instances_co_sign_and_refuse_a_rewritten_log(connector_factory, stubs, 
         time.sleep(0.2)
     time.sleep(1)
     for node in nodes:
+        assert json.loads(request(node.port, "GET", "/health", headers={})[1])["log"] == "inconsistent"
         assert b"refusing to sign" in node.process.log_path.read_bytes()
         assert b"the log was rewritten" in node.process.log_path.read_bytes()
     assert tree_head(nodes[0])["size"] == good["size"], "a rewritten log's tree head was published"
@@ -295,3 +297,45 @@ def test_audit_verify_replays_the_log_and_names_each_break(connector_factory, st
     out = audit_verify(foreign)
     assert out.returncode == 2 and f"tree head {head['size']}: signed by key {key.thumbprint()}" in out.stdout, out.stdout
     assert "not published" in out.stdout
+
+
+def test_sigkill_while_co_signing_on_postgresql_never_publishes_a_head_backwards(connector_factory, stubs, pg_uri):
+    """Two instances, a quorum of two, one of them SIGKILLed again and again while payments
+    arrive: the published tree head only grows, each one carries both instances' signatures,
+    and once the load stops both sign the newest head."""
+    stub = stubs()
+    args = ["--store", pg_uri, *SHARED_ARGS, "--log-quorum", "2", "--log-interval-ms", "50"]
+    nodes = [connector_factory(acquirer=stub.url, merchants=MERCHANTS, operators=OPERATORS, extra_args=args)
+             for _ in range(2)]
+    published, stop = [], threading.Event()
+
+    def load():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                request(nodes[0].port, "POST", "/payments", create_body(f"cokill-{n}"), timeout=5)
+            except OSError:
+                time.sleep(0.05)
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    try:
+        for _ in range(4):
+            time.sleep(random.uniform(0.3, 1.0))
+            if (head := tree_head(nodes[0])) is not None:
+                published.append(head)
+            nodes[1].process.kill()
+            time.sleep(0.2)
+            nodes[1].start()
+    finally:
+        stop.set()
+        worker.join()
+    approved(nodes[0], "cokill-last")
+    _, last = included(nodes[0], receipt_of(nodes[0], "cokill-last")["claims"], quorum=2, timeout=30)
+    published.append(checked_tree_head(nodes[0], tree_head(nodes[0]), quorum=2))
+    for before, after in zip(published, published[1:]):
+        assert after["size"] >= before["size"] and consistent(nodes[0], before, after), (before, after)
+    for head in published:
+        checked_tree_head(nodes[0], head, quorum=2)
+    assert last["size"] <= published[-1]["size"]

@@ -81,6 +81,9 @@ struct ServiceOptions {
   /// Several instances share the store: this one's unique name (leases, callback claims).
   /// Empty: the only instance (RocksDB). Default: empty
   std::string instance;
+  /// Whether the transparency log this instance co-signs is consistent with what it signed
+  /// before: /health says "log":"consistent" or "log":"inconsistent". None: not said.
+  std::function<bool()> log_consistent;
   /// Shared stores: how long a lease or a callback claim keeps the other instances away;
   /// longer than the acquirer's and the callback's timeouts. Default: 30 s
   std::chrono::milliseconds lease{30'000};
