@@ -83,6 +83,19 @@ def consistent(c, old, new):
                                       [bytes.fromhex(h) for h in proof["proof"]])
 
 
+def keep_creating(c, prefix, stop, answered):
+    """Creates payments on `c` until `stop` is set (its process may be killed meanwhile); the
+    paymentIds answered 200 go to `answered`."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        try:
+            if request(c.port, "POST", "/payments", create_body(f"{prefix}-{n}"), timeout=5)[0] == 200:
+                answered.append(f"{prefix}-{n}")
+        except OSError:
+            time.sleep(0.05)
+
+
 def connector(connector_factory, stub, *extra):
     return connector_factory(acquirer=stub.url, merchants=MERCHANTS, operators=OPERATORS,
                              extra_args=[*LOG_ARGS, *extra])
@@ -196,23 +209,10 @@ def test_sigkill_while_appending_and_signing_leaves_a_log_that_verifies(connecto
     c = connector_factory(acquirer=stubs().url, merchants=MERCHANTS, operators=OPERATORS,
                           extra_args=["--log-interval-ms", "20"])
     answered, stop = [], threading.Event()
-
-    def load():
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                status, _, _ = request(c.port, "POST", "/payments", create_body(f"kill-{len(answered)}-{n}"),
-                                       timeout=5)
-                if status == 200:
-                    answered.append(f"kill-{len(answered)}-{n}")
-            except OSError:
-                time.sleep(0.05)
-
     seen = []
-    for _ in range(4):
+    for round_ in range(4):
         stop.clear()
-        worker = threading.Thread(target=load)
+        worker = threading.Thread(target=keep_creating, args=(c, f"kill{round_}", stop, answered))
         worker.start()
         time.sleep(random.uniform(0.5, 1.5))
         if (head := tree_head(c)) is not None:
@@ -308,17 +308,7 @@ def test_sigkill_while_co_signing_on_postgresql_never_publishes_a_head_backwards
     nodes = [connector_factory(acquirer=stub.url, merchants=MERCHANTS, operators=OPERATORS, extra_args=args)
              for _ in range(2)]
     published, stop = [], threading.Event()
-
-    def load():
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                request(nodes[0].port, "POST", "/payments", create_body(f"cokill-{n}"), timeout=5)
-            except OSError:
-                time.sleep(0.05)
-
-    worker = threading.Thread(target=load)
+    worker = threading.Thread(target=keep_creating, args=(nodes[0], "cokill", stop, []))
     worker.start()
     try:
         for _ in range(4):
