@@ -78,6 +78,18 @@ public:
     }
   }
 
+  // The log's size when the check starts: a running instance may append while it reads, so
+  // only the leaves up to it are replayed, and later tree heads are weighed against the size
+  // the log has by then.
+  Status read_edge() {
+    auto size = LogReader(store_).size();
+    if (!size) {
+      return tl::unexpected(size.error());
+    }
+    edge_size_ = *size;
+    return {};
+  }
+
   // Every leaf, in order, each checked and appended to a tree rebuilt here.
   Status replay_leaves() {
     std::string after = "n/00/";
@@ -87,7 +99,7 @@ public:
         return tl::unexpected(rows.error());
       }
       for (const auto& [key, stored] : *rows) {
-        if (key.compare(0, 5, "n/00/") != 0) {
+        if (key.compare(0, 5, "n/00/") != 0 || tree_.size() == edge_size_) {
           return {};
         }
         if (auto s = check_leaf(key, stored.value); !s) {
@@ -103,21 +115,22 @@ public:
 
   // What the replay ends with against the stored right edge and the tree heads beyond it.
   void check_end(const std::vector<signing::PublicKey>& anchor) {
-    auto edge = store_.get(Space::kLog, "h");
     LogReader reader(store_);
-    auto size = reader.size();
-    if (!edge || !size) {
-      problem("the right edge", "unreadable");
-    } else if (*size != tree_.size()) {
-      problem("the right edge", "says " + std::to_string(*size) + " leaves; the log holds " +
+    if (edge_size_ != tree_.size()) {
+      problem("the right edge", "says " + std::to_string(edge_size_) + " leaves; the log holds " +
                                     std::to_string(tree_.size()));
-    } else if (auto root = reader.root(*size); !root || *root != tree_.root()) {
+    } else if (auto root = reader.root(edge_size_); !root || *root != tree_.root()) {
       problem("the right edge", "its root is not the leaves' root");
     }
+    auto size_now = reader.size();  // tree heads made while this check ran may be larger
     for (const auto& [size_of, head] : heads_) {
-      if (size_of > tree_.size()) {
+      uint64_t log_size = size_now ? std::max(*size_now, edge_size_) : edge_size_;
+      if (size_of > tree_.size() && size_of <= edge_size_) {
+        problem("tree head " + std::to_string(size_of), "covers leaves the log no longer holds (it holds " +
+                                                            std::to_string(tree_.size()) + "): the log was cut back");
+      } else if (size_of > log_size) {
         problem("tree head " + std::to_string(size_of),
-                "is beyond the log's " + std::to_string(tree_.size()) + " leaves: the log was cut back");
+                "is beyond the log's " + std::to_string(log_size) + " leaves: the log was cut back");
       }
       check_signatures(head, anchor);
     }
@@ -212,6 +225,7 @@ private:
   std::map<uint64_t, TreeHead> heads_;
   translog::Frontier tree_;
   bool gap_ = false;
+  uint64_t edge_size_ = 0;
 };
 
 }  // namespace
@@ -223,6 +237,9 @@ Result<std::vector<LogProblem>> verify_log(storage::Store& store) {
     return tl::unexpected(anchor.error());
   }
   Replay replay(store, problems);
+  if (auto s = replay.read_edge(); !s) {
+    return tl::unexpected(s.error());
+  }
   if (auto s = replay.read_tree_heads(); !s) {
     return tl::unexpected(s.error());
   }
