@@ -382,6 +382,7 @@ private:
       return failed("cannot publish the signing key: " + published.error().message);
     }
     spdlog::info("receipts are signed with key {}", key->public_key().kid);
+    audit_signer_.set(key->public_key().kid);
     signing_keys_ = std::make_shared<receipts::KeyRing>(std::move(*key));
     receipts::LogOptions log;
     log.interval = std::chrono::milliseconds(config_.log_interval_ms);
@@ -450,6 +451,7 @@ private:
     }
     auto options = service_options(config_, legacy_owner_, shared_store_);
     options.log_consistent = [log = transparency_log_.get()] { return log->health().consistent; };
+    options.signer = &audit_signer_;
     options.methods = manifest_.methods;
     options.answers = &answers_;
     if (config_.event_log != "off") {
@@ -655,6 +657,7 @@ private:
     }
     spdlog::info("signing key rotated: receipts are signed with key {}; key {} is retired and stays published",
                  key->public_key().kid, retired);
+    audit_signer_.set(key->public_key().kid);
     signing_keys_->replace(std::move(*key));
   }
 
@@ -702,6 +705,7 @@ private:
   std::unique_ptr<storage::Store> store_;
   std::string signing_key_path_;
   std::shared_ptr<receipts::KeyRing> signing_keys_;
+  domain::AuditSigner audit_signer_;  // the key in force's id, which the audit entries name
   std::unique_ptr<receipts::TransparencyLog> transparency_log_;
   std::unique_ptr<ppp::HttpCallbackTransport> transport_;
   std::unique_ptr<metrics::Endpoint> metrics_endpoint_;

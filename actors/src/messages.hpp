@@ -180,6 +180,8 @@ struct ActorContext {
   caf::actor watcher;     ///< receives (watch_atom, Watch) once a watch is durable
   int status_polls_per_second = 20;  ///< the watcher's looks per acquirer entry
   OutboxStats* outbox = nullptr;
+  /// The key id the entries name as their signer (ServiceOptions::signer); none: unsigned.
+  const domain::AuditSigner* signer = nullptr;
   /// Sees every payment event as the actor records it (ServiceOptions::on_event).
   std::function<void(const std::string& payment_id, const domain::AuditEntry&)> on_event;
 };

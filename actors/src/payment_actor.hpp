@@ -63,6 +63,7 @@ public:
       : self_(self), ctx_(*context) {
     payment_.id = std::move(payment_id);
     audit_.chain.guard(shared());
+    audit_.chain.sign_as(ctx_.signer);
   }
 
   caf::behavior behavior();

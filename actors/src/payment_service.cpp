@@ -143,6 +143,7 @@ Status PaymentService::start(std::string public_url) {
   ctx.outbox = &impl_->outbox;
   ctx.repeats = &impl_->repeats;
   ctx.on_event = impl_->options.on_event;
+  ctx.signer = impl_->options.signer;
   ctx.core.legacy_owner = impl_->options.legacy_owner;
   ctx.core.methods = impl_->options.methods;
   ctx.core.answers = impl_->options.answers;

@@ -33,7 +33,8 @@ std::string payment_report_json(const domain::PaymentReport& r) {
   for (const auto& e : r.audit) {
     w.begin_object().key("seq").number(static_cast<int64_t>(e.seq)).key("time").number(e.time).key("kind").string(e.kind);
     w.key("ref").string(e.ref).key("before").string(e.before).key("after").string(e.after);
-    w.key("detail").string(e.detail).key("actor").string(e.merchant).key("hash").string(e.hash).end_object();
+    w.key("detail").string(e.detail).key("actor").string(e.merchant).key("hash").string(e.hash);
+    w.key("signer").string(e.signer).end_object();
   }
   w.end_array().key("countedArrivals").begin_array();
   for (const auto& c : r.counted) {

@@ -1,12 +1,15 @@
-// `idempay audit verify [--payment ID]`: every audit chain recomputed, and the records, the
-// operations and the deliveries checked against them; then (for the whole store) the
+// `idempay audit verify [--payment ID]`: every audit chain recomputed, each signed entry's key
+// looked for among the published ones, and the records, the operations and the deliveries
+// checked against them; then (for the whole store) the
 // transparency log against the chains, its nodes, tree heads and signatures. Exit 0 when all
 // agree, 2 with a report.
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "idempay/cli/commands.hpp"
 #include "idempay/domain/inspection.hpp"
+#include "idempay/receipts/key_ring.hpp"
 #include "idempay/receipts/log_audit.hpp"
 #include "store_access.hpp"
 
@@ -23,7 +26,15 @@ int verify(const StoreOptions& where, const std::string& payment_id) {
   if (!payment_id.empty()) {
     only = payment_id;
   }
-  auto problems = domain::verify_store(**store, only);
+  auto keys = receipts::published_keys(**store);
+  if (!keys) {
+    return failed(keys.error());
+  }
+  std::set<std::string> published;
+  for (const auto& key : *keys) {
+    published.insert(key.kid);
+  }
+  auto problems = domain::verify_store(**store, only, &published);
   if (!problems) {
     return failed(problems.error());
   }

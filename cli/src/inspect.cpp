@@ -46,7 +46,7 @@ void write_report_text(const domain::PaymentReport& r) {
     if (!a.detail.empty() && a.kind != "arrivals_counted") {
       std::cout << "  (" << visible(a.detail) << ")";
     }
-    std::cout << "\n";
+    std::cout << (a.signer.empty() ? "  unsigned" : "  signed by key " + visible(a.signer)) << "\n";
   }
   if (!r.counted.empty()) {
     std::cout << "arrivals counted, not chained one by one (the chain was long):\n";

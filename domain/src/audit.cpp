@@ -147,12 +147,13 @@ const auto kCountFields = std::make_tuple(IDEMPAY_FIELD("kind", kind), IDEMPAY_F
                                           IDEMPAY_FIELD("merchant", merchant), IDEMPAY_FIELD("count", count),
                                           IDEMPAY_FIELD("first", first), IDEMPAY_FIELD("last", last));
 
-// An entry's hashed form: every field but the hash, in this order. The merchant is absent
-// from entries written before merchants were named: they still verify.
+// An entry's hashed form: every field but the hash, in this order. The merchant and the signer
+// are absent from entries written before they were named: those still verify.
 const auto kHashedFields = std::make_tuple(
     IDEMPAY_FIELD("seq", seq), IDEMPAY_FIELD("time", time), IDEMPAY_FIELD("kind", kind), IDEMPAY_FIELD("ref", ref),
     IDEMPAY_FIELD("fingerprint", fingerprint), IDEMPAY_FIELD("before", before), IDEMPAY_FIELD("after", after),
-    IDEMPAY_FIELD("detail", detail), IDEMPAY_FIELD_UNLESS_DEFAULT("merchant", merchant), IDEMPAY_FIELD("prev", prev));
+    IDEMPAY_FIELD("detail", detail), IDEMPAY_FIELD_UNLESS_DEFAULT("merchant", merchant),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("signer", signer), IDEMPAY_FIELD("prev", prev));
 
 const auto kEntryFields = std::tuple_cat(kHashedFields, std::make_tuple(IDEMPAY_FIELD("hash", hash)));
 
@@ -250,6 +251,9 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
     entry.time = now_unix_ms();
   }
   entry.prev = head_.hash;
+  if (signer_ != nullptr) {  // an entry chained again after a lost race names the key now in force
+    entry.signer = signer_->kid();
+  }
   std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};
   // Blind writes: each entry's key is new, and the head is only ever written by this chain

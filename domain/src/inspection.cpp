@@ -90,7 +90,7 @@ Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::
 // The chain's own integrity: contiguous sequence, each entry linked to and hashed over the
 // previous one, the head naming the last entry.
 void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, const std::optional<AuditHead>& head,
-                 std::vector<Inconsistency>& out) {
+                 const std::set<std::string>* published_keys, std::vector<Inconsistency>& out) {
   std::string prev;
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
@@ -103,6 +103,10 @@ void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, 
     }
     if (compute_hash(e) != e.hash) {
       out.push_back({id, "audit entry " + std::to_string(e.seq) + " was altered (hash mismatch)"});
+    }
+    if (published_keys != nullptr && !e.signer.empty() && published_keys->count(e.signer) == 0) {
+      out.push_back({id, "audit entry " + std::to_string(e.seq) + " names signing key " + e.signer +
+                             ", which the store has not published"});
     }
     prev = e.hash;
   }
@@ -209,7 +213,7 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   };
   for (const auto& e : *entries) {
     out.audit.push_back({e.seq, e.time, std::string(to_string(e.kind)), e.ref, e.before, e.after, e.detail, e.hash,
-                         e.merchant});
+                         e.merchant, e.signer});
     if (e.kind == AuditKind::kArrivalsCounted) {
       add_counts(ArrivalTally::decode(e.detail).value_or(ArrivalTally{}), e.seq);
     }
@@ -218,7 +222,8 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   return out;
 }
 
-Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id) {
+Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id,
+                                                const std::set<std::string>* published_keys) {
   std::vector<Inconsistency> out;
   auto payments = store.scan(Space::kPayments, payment_id.value_or(""), SIZE_MAX);
   if (!payments) {
@@ -245,7 +250,7 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
       out.push_back({id, "audit entries unreadable"});
       continue;
     }
-    check_chain(id, *entries, head, out);
+    check_chain(id, *entries, head, published_keys, out);
     check_payment(id, *r, *entries, (*ops)[id], out);
     check_recovery_index(store, id, *r, (*ops)[id], out);
   }

@@ -77,6 +77,10 @@ def test_a_receipt_verifies_with_the_anchor_alone_and_states_the_stored_payment(
     assert abs(claims["iat"] - time.time()) < 60
     # The key id is RFC 7638's thumbprint, as any JOSE library computes it.
     assert keys.get_key(got["kid"]).thumbprint() == got["kid"]
+    # Each audit entry's signature status names the anchor's key the instance signs with.
+    trail = json.loads(subprocess.run([BIN, "inspect", "rcpt-1", "--json", "--data-dir", str(c.data_dir)],
+                                      capture_output=True, text=True, check=True).stdout)["audit"]
+    assert {e["signer"] for e in trail} == {got["kid"]}, trail
 
     # One changed byte anywhere and the signature fails.
     header, payload, signature = got["receipt"].split(".")
@@ -131,6 +135,10 @@ def test_a_rotation_keeps_old_receipts_verifiable_and_survives_a_restart(connect
         time.sleep(0.1)
     after = receipt_of(c, "rcpt-rot")
     assert after["kid"] != before["kid"]
+    # Entries written before the rotation name the retired key, those after it the new one.
+    approved(c, "rcpt-rot-2")
+    assert last_audit_entry(c, "rcpt-rot")["signer"] == before["kid"]
+    assert last_audit_entry(c, "rcpt-rot-2")["signer"] == after["kid"]
     time.sleep(5.5)  # the anchor's cache (5 s)
     keys = anchor(c)
     assert {k["kid"] for k in json.loads(keys.export(private_keys=False))["keys"]} == {before["kid"], after["kid"]}

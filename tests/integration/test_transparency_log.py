@@ -5,6 +5,7 @@ RFC 6962's reference vectors) and tree heads' signatures by python3-jwcrypto wit
 nothing of the connector's own code verifies. Tampering with the stored log — a leaf rewritten,
 the log rewound — is refused by every instance, which says why and stops signing; SIGKILLs
 while appending and co-signing leave a log whose tree heads never go backwards."""
+import hashlib
 import json
 import pathlib
 import random
@@ -297,6 +298,41 @@ def test_audit_verify_replays_the_log_and_names_each_break(connector_factory, st
     out = audit_verify(foreign)
     assert out.returncode == 2 and f"tree head {head['size']}: signed by key {key.thumbprint()}" in out.stdout, out.stdout
     assert "not published" in out.stdout
+
+    # A payment's chain rebuilt so that its first entry names a key nobody published: every
+    # hash recomputed, as whoever runs the database could. The key is named, and the log,
+    # which holds the chain's real head, disagrees with the rebuilt one.
+    resigned, db = copy("resigned")
+    rebuild_chain(db, "audit-3", signer=key.thumbprint())
+    out = audit_verify(resigned)
+    assert out.returncode == 2, out.stdout
+    assert (f"INCONSISTENT payment audit-3: audit entry 1 names signing key {key.thumbprint()}, "
+            "which the store has not published") in out.stdout, out.stdout
+    assert "INCONSISTENT log, leaf" in out.stdout and "payment audit-3" in out.stdout, out.stdout
+
+
+def rebuild_chain(db, pid, signer):
+    """Rewrites `pid`'s audit chain with its first entry naming `signer`, every hash and link
+    recomputed over the stored form (the hashed form followed by the hash)."""
+    prev = ""
+    seq = 0
+    for line in ldb(db, "audit", "--value_hex", "scan", f"--from={pid}/", f"--to={pid}/9").splitlines():
+        key, value = line.split(" : ")
+        raw = bytes.fromhex(value[2:])
+        etag, stored = raw[:8], raw[8:].decode()
+        hashed = stored[:stored.rindex(',"hash":')] + "}"
+        entry = json.loads(hashed)
+        seq = entry["seq"]
+        hashed = hashed.replace(f'"prev":"{entry["prev"]}"', f'"prev":"{prev}"')
+        if seq == 1:
+            hashed = hashed.replace(f'"signer":"{entry["signer"]}"', f'"signer":"{signer}"')
+        prev = hashlib.sha256(hashed.encode()).hexdigest()
+        rewritten = hashed[:-1] + f',"hash":"{prev}"}}'
+        ldb(db, "audit", "--value_hex", "put", key, "0x" + (etag + rewritten.encode()).hex())
+    head_key = f"{pid}/~head"
+    etag = bytes.fromhex(ldb(db, "audit", "--value_hex", "get", head_key)[2:])[:8]
+    head = json.dumps({"seq": seq, "hash": prev}, separators=(",", ":"))
+    ldb(db, "audit", "--value_hex", "put", head_key, "0x" + (etag + head.encode()).hex())
 
 
 def test_sigkill_while_co_signing_on_postgresql_never_publishes_a_head_backwards(connector_factory, stubs, pg_uri):

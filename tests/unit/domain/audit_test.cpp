@@ -103,6 +103,32 @@ TEST(AuditTest, ChainLinksEachEntryToThePrevious) {
   EXPECT_EQ(*writes[3].value, second.hash);
 }
 
+// Each entry's signature status: the key in force when it was appended, inside the hashed form
+// (changing the named key breaks the entry's hash), the next key after a rotation; a chain
+// without a signer writes no member at all, as entries did before keys were named.
+TEST(AuditTest, EntriesNameTheKeyInForceInsideTheirHash) {
+  AuditSigner signer;
+  signer.set("kid-one");
+  AuditChain chain;
+  chain.sign_as(&signer);
+  storage::Batch writes;
+  AuditEntry first = chain.append("p1", sample(), writes);
+  signer.set("kid-two");
+  AuditEntry second = chain.append("p1", sample(), writes);
+  EXPECT_EQ(first.signer, "kid-one");
+  EXPECT_EQ(second.signer, "kid-two");
+  EXPECT_EQ(decode_audit(*writes[0].value).value().signer, "kid-one");
+  EXPECT_EQ(compute_hash(first), first.hash);
+  AuditEntry forged = first;
+  forged.signer = "kid-two";
+  EXPECT_NE(compute_hash(forged), first.hash);
+
+  AuditChain unsigned_chain;
+  AuditEntry plain = unsigned_chain.append("p2", sample(), writes);
+  EXPECT_EQ(plain.signer, "");
+  EXPECT_EQ(encode(plain).find("signer"), std::string::npos);
+}
+
 // On a shared store a payment's repeats gather in one batch while its chained commit is in
 // flight: thousands in a burst. Each append must cost the same however many entries the batch
 // holds (it once scanned the whole batch for the head, and a few seconds of repeats left the

@@ -103,6 +103,9 @@ struct ServiceOptions {
   /// Sees every payment event (the audit trail's entries, duplicates included) as an actor
   /// records it, on the actor's worker: it must be quick and never block. Default: none
   std::function<void(const std::string& payment_id, const domain::AuditEntry& event)> on_event;
+  /// The key id every audit entry names as its signature status, kept current by the owner
+  /// across key rotations. None: entries are unsigned. Default: none
+  const domain::AuditSigner* signer = nullptr;
 };
 
 /// The payment engine: one CAF actor per paymentId, spawned on demand and passivated when

@@ -2,6 +2,7 @@
 // The audit trail: per payment, a hash chain of entries in the `audit` keyspace under
 // "<paymentId>/<seq, 10 digits>", plus a head "<paymentId>/~head" naming the last entry.
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ struct AuditEntry {
   std::string after;   ///< payment state after, empty if unchanged
   std::string detail;
   std::string merchant;  ///< the merchant that acted; empty for the acquirer or the connector itself
+  /// The entry's signature status: the key id (RFC 7638 thumbprint) of the instance that wrote
+  /// it, which signs this state's receipts while the key is in force and co-signs the tree
+  /// heads that log the chain. Empty: unsigned (written before entries named their key).
+  std::string signer;
   std::string prev;  ///< hash of the previous entry of the same payment ("" for the first)
   std::string hash;  ///< SHA-256 over this entry's other fields, prev included
 };
@@ -140,6 +145,24 @@ private:
 
 std::string audit_tally_key(const std::string& payment_id);
 
+/// The key id an instance's entries name as their signer, swapped when its key is rotated.
+/// Thread-safe: every payment actor reads it.
+class AuditSigner {
+public:
+  void set(std::string kid) {
+    std::lock_guard lock(mutex_);
+    kid_ = std::move(kid);
+  }
+  std::string kid() const {
+    std::lock_guard lock(mutex_);
+    return kid_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::string kid_;
+};
+
 /// Appends entries to one payment's chain in memory and yields the writes that store them.
 class AuditChain {
 public:
@@ -155,6 +178,9 @@ public:
   /// that a batch chained from a stale head fails whole instead of forking the chain.
   void guard(bool on) { guarded_ = on; }
 
+  /// Entries appended from now on name the key `signer` holds at the time (none: unsigned).
+  void sign_as(const AuditSigner* signer) { signer_ = signer; }
+
   /// Adds an entry and returns it; `writes` receives the entry and the new head. The entry is
   /// stamped with the time now unless it carries one (an arrival answered earlier, an entry
   /// chained again after a lost race).
@@ -166,6 +192,7 @@ private:
   AuditHead head_;
   uint64_t head_etag_ = 0;  // guarded: the head's version once the batches handed out commit
   bool guarded_ = false;
+  const AuditSigner* signer_ = nullptr;
 };
 
 }  // namespace idempay::domain

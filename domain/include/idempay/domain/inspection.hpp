@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct AuditLine {
   std::string detail;
   std::string hash;
   std::string merchant;  ///< who acted; empty for the acquirer or the connector
+  std::string signer;    ///< the key id the entry was signed under; empty: unsigned
 };
 
 /// Arrivals counted instead of chained one by one (a long chain's duplicates and refusals).
@@ -80,7 +82,9 @@ struct Inconsistency {
 };
 
 /// Recomputes every audit chain (or one payment's) and checks that payments, operations,
-/// deliveries and the chains agree. An empty list means everything verified.
-Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id);
+/// deliveries and the chains agree, and, given the store's published signing keys, that every
+/// signed entry names one of them. An empty list means everything verified.
+Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id,
+                                                const std::set<std::string>* published_keys = nullptr);
 
 }  // namespace idempay::domain
