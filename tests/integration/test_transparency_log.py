@@ -151,6 +151,63 @@ def test_every_receipt_is_in_a_signed_tree_head_and_tree_heads_only_grow(connect
         assert get_json(c, "/log/v1/proof/" + query)[0] in (400, 404), query
 
 
+def signers(head):
+    kids = set()
+    for token in head["signatures"]:
+        signed = jws.JWS()
+        signed.deserialize(token)
+        kids.add(signed.jose_header["kid"])
+    return sorted(kids)
+
+
+def test_a_forked_log_shown_to_two_verifiers_is_caught_when_they_compare_tree_heads(connector_factory, stubs):
+    """Whoever runs the store forks the log: a copy of the data directory, its log dropped and
+    its instance's witness file removed, so that the copy's instance signs another history
+    under the same published key. Verifier one kept a tree head and a receipt from the first
+    log; verifier two is shown the fork. Each accepts what it is shown, alone; compared, the
+    fork's consistency proof from verifier one's head fails and verifier one's receipt is in
+    no tree of the fork: two heads signed by one key that cannot both be true, and the payment
+    the fork dropped, each named."""
+    stub = stubs()
+    first_log = connector(connector_factory, stub)
+    for i in range(4):
+        approved(first_log, f"fork-{i}")
+    kept = receipt_of(first_log, "fork-3")["claims"]
+    _, kept_head = included(first_log, kept)  # verifier one
+    anchor = request(first_log.port, "GET", ANCHOR, headers={})[1]
+    first_log.process.terminate()
+
+    fork = connector(connector_factory, stub)
+    fork.process.terminate()
+    shutil.rmtree(fork.data_dir)
+    shutil.copytree(first_log.data_dir, fork.data_dir)
+    ldb(fork.data_dir / "rocksdb", "log", "deleterange", "a", "z")
+    (fork.data_dir / "log-witness.json").unlink()
+    first_log.start()
+    fork.start()
+    for i in range(kept_head["size"] + 2):
+        approved(fork, f"forked-{i}")
+    deadline = time.time() + 20
+    while (shown := tree_head(fork)) is None or shown["size"] < kept_head["size"]:
+        assert time.time() < deadline, shown
+        time.sleep(0.1)
+    # Verifier two: the fork's head verifies under the same anchor, signed by the same key.
+    assert request(fork.port, "GET", ANCHOR, headers={})[1] == anchor
+    shown = checked_tree_head(fork, shown)
+    assert signers(shown) == signers(kept_head)
+
+    # Compared: no consistency proof joins them, and the kept receipt's leaf is not in the fork.
+    assert not consistent(fork, kept_head, shown)
+    assert get_json(fork, f"/log/v1/proof/inclusion?leafHash={leaf_of(kept).hex()}")[0] == 404
+    evidence = (f"fork: tree head {kept_head['size']} (root {kept_head['root']}) and tree head {shown['size']} "
+                f"(root {shown['root']}), both signed by {signers(shown)}, are not consistent; payment "
+                f"{kept['paymentId']} (audit entry {kept['auditSeq']}) is in the first and not in the second")
+    print(evidence)
+    # The first log still proves both its receipt and its own growth from the kept head.
+    assert included(first_log, kept)[1]["size"] >= kept_head["size"]
+    assert consistent(first_log, kept_head, checked_tree_head(first_log, tree_head(first_log)))
+
+
 def test_instances_co_sign_and_refuse_a_rewritten_log(connector_factory, stubs, pg_uri):
     """Two instances on one PostgreSQL store, a tree head published only with both signatures.
     History rewritten in the database (whoever runs it could: every stored hash replaced, and the
