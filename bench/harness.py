@@ -34,6 +34,7 @@ results.png (gnuplot). A benchmark, not a test: nothing here asserts on a number
 """
 import argparse
 import base64
+import collections
 import hashlib
 import hmac
 import json
@@ -53,6 +54,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LUA = ROOT / "bench" / "lua"
 KEY, TOKEN = "bench", "bench-token"
+OPERATOR_TOKEN = "bench-operator-token-0001"  # reads receipts
 ACQUIRER_SECRET = "whsec_" + base64.b64encode(b"bench-acquirer-secret-0123456789").decode()
 CALLBACK_SECRET = "whsec_" + base64.b64encode(b"bench-callback-secret-0123456789").decode()
 PENDING_CARD = "4222222222222224"
@@ -257,7 +259,8 @@ class Idempay(Process):
         merchant = {"name": "bench", "appKey": KEY, "appToken": TOKEN}
         if acquirers:
             merchant["acquirers"] = acquirers
-        (self.dir / "credentials.json").write_text(json.dumps({"merchants": [merchant]}))
+        operator = {"name": "bench", "token": OPERATOR_TOKEN, "role": "read", "merchants": ["*"]}
+        (self.dir / "credentials.json").write_text(json.dumps({"merchants": [merchant], "operators": [operator]}))
         # The storefront body is a marketplace order: its recipients split Visa on authorization.
         (self.dir / "manifest.json").write_text(json.dumps({"paymentMethods": [
             {"name": name, "allowsSplit": "onAuthorize" if name == "Visa" else "disabled"} for name in METHODS]}))
@@ -278,6 +281,13 @@ class Idempay(Process):
         data = resp.read()
         conn.close()
         return resp.status, data
+
+    def get_receipt(self, conn, payment_id):
+        conn.request("GET", f"/admin/v1/payments/{payment_id}/receipt",
+                     headers={"Authorization": "Bearer " + OPERATOR_TOKEN})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
 
     def rss_mb(self):
         for line in open(f"/proc/{self.proc.pid}/status"):
@@ -365,10 +375,41 @@ def throughput_rounds(binary, work, opts, runs):
     for r in range(opts.rounds):
         measured("half", "create_distinct.lua", [f"run=h{r}", f"delay={pause_ms}"])
     nginx.stop()
+    receipts = receipt_cost(server, [f"settle-base-{i}" for i in range(1000)], 200 if opts.quick else 3000)
     payments = 1001 + sum(run["requests"] for run in runs["create"] + runs["half"])
-    return {"payments_stored": payments, "rss_mb": round(server.rss_mb(), 1),
+    return {"payments_stored": payments, "rss_mb": round(server.rss_mb(), 1), "receipts": receipts,
             "shutdown_s": round(server.stop(), 2),
             "disk_bytes_per_payment": round(server.disk_bytes() / payments, 1)}
+
+
+def receipt_cost(server, payment_ids, count):
+    """The server's CPU per receipt (authentication, the payment's reads, the Ed25519 signature,
+    the answer), asked one after another on one connection from an idle server; next to it,
+    Ed25519's own cost on this machine (openssl speed), the signature's share of either."""
+    import http.client
+    server.wait_idle()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    before = cpu_seconds_of(server.proc.pid)
+    started = time.time()
+    statuses = collections.Counter(server.get_receipt(conn, payment_ids[i % len(payment_ids)]) for i in range(count))
+    elapsed = time.time() - started
+    cpu = cpu_seconds_of(server.proc.pid) - before
+    conn.close()
+    if statuses[200] != count:
+        print(f"receipts: answers {dict(statuses)}")  # an older binary has no receipts
+    return {"receipts": count, "ok": statuses[200], "per_s": round(count / elapsed, 1),
+            "cpu_us": round(1e6 * cpu / count, 1), **ed25519_speed()}
+
+
+def ed25519_speed():
+    """Ed25519 signatures and verifications per second on one core (OpenSSL, as idempay signs)."""
+    out = subprocess.run(["openssl", "speed", "-seconds", "2", "ed25519"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if "(Ed25519)" in line and len(fields) >= 4:
+            sign_s, verify_s = float(fields[-2]), float(fields[-1])
+            return {"sign_us": round(1e6 / sign_s, 1), "verify_us": round(1e6 / verify_s, 1)}
+    return {"sign_us": float("nan"), "verify_us": float("nan")}
 
 
 def observability_rounds(binary, work, opts, extra):
@@ -630,10 +671,14 @@ def sustained_rounds(binary, work, opts, extra):
         cpu = tree_cpu_seconds(pid)
         parts = cpu_seconds_by_part(pid)
         switches = tree_context_switches(pid)
+        answered = 0
         for w in range(windows):
             r = wrk(url, opts.window, c, script, args_of(w))
+            answered += r["requests"]
             results.append({"rps": round(r["rps"]), "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
                             "requests": r["requests"]})
+            if name != "nginx":
+                results[-1]["log"] = tree_head_lag(url, answered)
         out[name] = results
         requests = max(sum(x["requests"] for x in results), 1)
         out[name + "_cpu_us"] = round((tree_cpu_seconds(pid) - cpu) * 1e6 / requests, 1)
@@ -674,6 +719,20 @@ def sustained_rounds(binary, work, opts, extra):
     extra["sustained"] = out
 
 
+def tree_head_lag(payments_url, answered):
+    """At a window's end: how old the newest published tree head is, and how many leaves it
+    holds per request answered so far (a create adds two chain heads, so about two when the log
+    keeps up); None for a binary without the log."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen(payments_url.replace("/payments", "/log/v1/tree-head"), timeout=10) as resp:
+            head = json.loads(resp.read())
+    except (OSError, ValueError):
+        return None
+    return {"age_s": round(time.time() - head["timestamp"] / 1000, 2), "size": head["size"],
+            "leaves_per_request": round(head["size"] / max(answered, 1), 2)}
+
+
 def p99_vs_littles_mean(window, connections):
     """A window's p99 over the mean latency Little's law gives for its rate with `connections`
     closed-loop connections (connections / rate): how far the tail sits from the queue's mean,
@@ -707,6 +766,10 @@ def sustained_report(s):
         print(f"{'':28} windows: " + " ".join(str(x["rps"]) for x in s[name]))
         print(f"{'':28} p99 / Little's-law mean, per window (at most {w['p99_vs_littles_mean_max']}): "
               + " ".join(str(x) for x in w["p99_vs_littles_mean"]))
+        logged = [x["log"] for x in s[name] if x.get("log")]
+        if logged:
+            print(f"{'':28} published tree head at each window's end, age s / leaves per request answered: "
+                  + " ".join(f"{x['age_s']}/{x['leaves_per_request']}" for x in logged))
     if s.get("nginx_cpu_us"):
         print("server CPU per request: " + ", ".join(
             f"{label} {s[n + '_cpu_us']} us" + ("" if n == "nginx" else f" ({s[n + '_cpu_us'] / s['nginx_cpu_us']:.1f}x nginx)")
@@ -805,6 +868,7 @@ def report(out_dir, opts, rows, nginx_rps, extra):
             for r in rows if r["cpu_us"] is not None))
     if nginx_cpu:
         cpu_parts_report(rows, nginx_cpu)
+    signature_report(rows, extra)
     if "webhooks" in extra:
         w, cb = extra["webhooks"], extra["callbacks"]
         print(f"{'Acquirer webhooks ingested':42} {w['per_s']:>12} {'':>17} {w['p50_ms']:>8} {w['p99_ms']:>8} "
@@ -859,6 +923,23 @@ def cpu_parts_report(rows, nginx_cpu):
         # in the store's part (compare with a build before the log to see it).
         log, create = by_name["create"]["cpu_parts_us"].get("log", 0.0), by_name["create"]["cpu_us"]
         print(f"  the transparency log's sequencer: {log} us per create, {100 * log / create:.1f}% of a create's CPU")
+
+
+def signature_report(rows, extra, log_interval_s=1.0):
+    """What signing costs next to a create: a tree head is signed once per log interval per
+    instance, whatever the rate; a receipt is signed when somebody asks for one."""
+    create = next((r for r in rows if r["scenario"] == "create"), None)
+    receipts = extra.get("receipts")
+    if create is None or not receipts:
+        return
+    per_create = receipts["sign_us"] / (create["rps_median"] * log_interval_s)
+    print(f"  signatures: Ed25519 signs in {receipts['sign_us']} us, verifies in {receipts['verify_us']} us "
+          f"(openssl speed, one core); tree heads, one signature per {log_interval_s:g} s per instance: "
+          f"{per_create:.4f} us per create at {create['rps_median']:.0f} creates/s "
+          f"({100 * per_create / create['cpu_us']:.3f}% of a create's CPU)")
+    print(f"  a receipt, asked one at a time: {receipts['cpu_us']} us of server CPU "
+          f"({receipts['cpu_us'] / create['cpu_us']:.2f} creates), of which the signature ~{receipts['sign_us']} us; "
+          f"{receipts['ok']}/{receipts['receipts']} answered 200, {receipts['per_s']}/s")
 
 
 def plot(out_dir, rows, extra):

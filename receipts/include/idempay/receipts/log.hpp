@@ -4,11 +4,13 @@
 // by a sequencer; tree heads are then checked and co-signed by every instance sharing the store.
 //
 // In Space::kLog:
-//   p/<paymentId>/<seq>     the queue: a head's hash, until appended
+//   p/<time>/<paymentId>/<seq>  the queue: a head's hash, until appended
 //   h                       the tree's right edge (Frontier) and size, compare-and-swapped
-//   n/<level>/<index>       complete subtrees' hashes; at level 0 the leaf hash and the leaf
+//   n/<level>/<index>       complete subtrees' hashes: at level 0 the leaf hash and the leaf,
+//                           then from level 6 (kStoredSubtreeLeaves) up
 //   x/<leaf hash hex>       a leaf's index, for inclusion proofs asked by hash
-//   t/<size, 16 hex>        a tree head: size, root, time and the instances' signatures
+//   t/<size, 16 hex>        a tree head: size, root, time and the instances' signatures;
+//                           those over an hour old thinned to the first of each hour
 //   s                       the size of the newest tree head
 // A round's leaves and nodes go in one atomic batch conditioned on `h`: a batch that commits
 // moved the edge from the state it was computed on, so no leaf or node is ever written twice
@@ -37,6 +39,12 @@ Result<std::string> log_leaf(const std::string& payment_id, uint64_t seq, const 
 /// Where the complete subtree of `size` leaves from `begin` is kept ("n/<level>/<index>"), and
 /// leaf `index` (size 1), in Space::kLog.
 std::string log_node_key(uint64_t begin, uint64_t size);
+
+/// Interior nodes are stored for complete subtrees of at least this many leaves; a smaller one
+/// is hashed from its leaves when a proof or a root needs it (one read of at most 32 leaves).
+/// Each stored node is a write on the store's committer: below this size they would be nearly
+/// one per leaf.
+inline constexpr uint64_t kStoredSubtreeLeaves = 64;
 
 /// A tree head and the compact JWSs of the instances that checked and signed it (each over the
 /// same payload: {"log":"idempay","size":N,"root":hex,"timestamp":ms}).
@@ -72,6 +80,7 @@ public:
 
 private:
   translog::StoredSubtree subtrees() const;
+  Result<translog::Hash> hash_of_leaves(uint64_t begin, uint64_t size) const;
   storage::Store& store_;
 };
 
