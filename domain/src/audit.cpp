@@ -26,10 +26,14 @@ std::string audit_key(const std::string& payment_id, uint64_t seq) {
   return key;
 }
 
-std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t time_ms) {
+std::string log_pending_from(int64_t time_ms) {
   char when[24];
-  std::snprintf(when, sizeof when, "%013lld/", static_cast<long long>(std::max<int64_t>(0, time_ms)));
-  return std::string(kLogPendingPrefix) + when + audit_key(payment_id, seq);  // audit_key: "<paymentId>/<seq>"
+  std::snprintf(when, sizeof when, "%013lld", static_cast<long long>(std::max<int64_t>(0, time_ms)));
+  return std::string(kLogPendingPrefix) + when;
+}
+
+std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t time_ms) {
+  return log_pending_from(time_ms) + "/" + audit_key(payment_id, seq);  // audit_key: "<paymentId>/<seq>"
 }
 
 std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
@@ -235,9 +239,10 @@ AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint,
 // batch queued (just before the head, where that entry's append left it).
 void AuditChain::queue_for_log(const std::string& payment_id, int64_t time_ms, storage::Batch& writes) const {
   constexpr size_t kAfterTime = kLogPendingPrefix.size() + kLogPendingTimeDigits + 1;
-  std::string mine = audit_prefix(payment_id);
-  auto queued = [&mine](const storage::Write& w) {
-    return w.keyspace == Space::kLog && w.key.size() > kAfterTime && w.key.compare(kAfterTime, mine.size(), mine) == 0;
+  const size_t slash = kAfterTime + payment_id.size();  // "p/<time>/<paymentId>/<seq>"
+  auto queued = [&payment_id, slash](const storage::Write& w) {
+    return w.keyspace == Space::kLog && w.key.size() > slash && w.key[slash] == '/' &&
+           w.key.compare(kAfterTime, payment_id.size(), payment_id) == 0;
   };
   if (auto it = std::find_if(writes.rbegin(), writes.rend(), queued); it != writes.rend()) {
     writes.erase(std::next(it).base());

@@ -393,7 +393,7 @@ struct TransparencyLog::Impl {
       resume_after = queued->back().first;  // the rest of this round: on after the last taken
       if (queued->size() < kBatch) {
         auto newest = entry_time(queued->back().first);
-        resume_after = std::string(domain::kLogPendingPrefix) + time_digits(newest - kQueueLagMs);
+        resume_after = domain::log_pending_from(newest - kQueueLagMs);
         return {};
       }
     }
@@ -421,12 +421,6 @@ struct TransparencyLog::Impl {
   static int64_t entry_time(const std::string& key) {
     auto digits = number(std::string_view(key).substr(domain::kLogPendingPrefix.size(), domain::kLogPendingTimeDigits));
     return digits ? static_cast<int64_t>(*digits) : 0;
-  }
-
-  static std::string time_digits(int64_t ms) {
-    char out[24];
-    std::snprintf(out, sizeof out, "%013lld", static_cast<long long>(std::max<int64_t>(0, ms)));
-    return out;
   }
 
   // "p/<time>/<paymentId>/<seq>" and the head's hash: the leaf's bytes.

@@ -79,6 +79,8 @@ std::string audit_key(const std::string& payment_id, uint64_t seq);
 /// order they were made, so that the sequencer reads on from where it was instead of over the
 /// deletions of every entry it took before (an LSM store keeps those for a while).
 std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t time_ms);
+/// "p/<time: Unix ms, 13 digits>": every queue key made at `time_ms` or later sorts after it.
+std::string log_pending_from(int64_t time_ms);
 inline constexpr std::string_view kLogPendingPrefix = "p/";
 inline constexpr size_t kLogPendingTimeDigits = 13;
 std::string audit_head_key(const std::string& payment_id);
