@@ -8,7 +8,6 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "idempay/acquirers/bcb_pix.hpp"
@@ -200,16 +199,6 @@ actors::ServiceOptions service_options(const ServeConfig& config, std::string le
   o.answer_deadline = std::chrono::milliseconds(config.answer_deadline_ms);
   o.legacy_owner = std::move(legacy_owner);
   return o;
-}
-
-// Every descriptor the hard limit allows: connections, store files and outbound calls share
-// them, and the soft limit (often 1024) is far below what a busy connector needs.
-void raise_descriptor_limit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
-  }
 }
 
 // What the metrics read when scraped, on the scraping thread.
@@ -722,7 +711,7 @@ private:
 }  // namespace
 
 int run_serve(const ServeConfig& config) {
-  raise_descriptor_limit();
+  cli::raise_descriptor_limit();
   Connector connector(config);
   if (auto started = connector.start(); !started) {
     spdlog::error("{}", started.error().message);

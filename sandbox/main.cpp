@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   using namespace idempay;
   cli::block_service_signals();
   ::umask(077);
+  cli::raise_descriptor_limit();  // a fake takes thousands of connections from one connector
 
   CLI::App root{"idempay-sandbox: acquirers that move no money, for tests and local trials of idempay"};
   root.set_version_flag("--version", std::string("idempay-sandbox ") + IDEMPAY_VERSION + " (commit " + IDEMPAY_COMMIT + ")");

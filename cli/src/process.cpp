@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include <sys/resource.h>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
@@ -101,6 +103,14 @@ void configure_logging(const std::string& format, const std::string& level) {
   logger->set_formatter(std::move(formatter));
   logger->set_level(spdlog::level::from_str(level));
   spdlog::set_default_logger(logger);
+}
+
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 }  // namespace idempay::cli

@@ -3,6 +3,7 @@
 #include "ascii.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <thread>
@@ -13,12 +14,14 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
 #include "idempay/http/address_policy.hpp"
+#include "connection_budget.hpp"
 
 namespace idempay::http {
 
@@ -42,36 +45,66 @@ std::string_view ClientResponse::header(std::string_view lower_name) const {
 
 namespace {
 
-// Idle keep-alive connections, by destination. Used only on the client's one I/O thread.
+using detail::ConnectionBudget;
+
+// Idle keep-alive connections, by destination, each holding its place in the process's
+// connection budget. Used only on the client's one I/O thread.
 template <class Stream>
 class IdlePool {
 public:
-  std::shared_ptr<Stream> take(const std::string& destination) {
+  struct Connection {
+    ConnectionBudget::SlotPtr slot;
+    std::shared_ptr<Stream> stream;
+  };
+
+  Connection take(const std::string& destination) {
     auto found = idle_.find(destination);
     while (found != idle_.end() && !found->second.empty()) {
-      auto [stream, since] = std::move(found->second.back());
+      Idle newest = std::move(found->second.back());
       found->second.pop_back();
       // Servers close idle connections after a while; a connection that old is not worth
       // a failed first attempt.
-      if (Clock::now() - since < kMaxIdle && beast::get_lowest_layer(*stream).socket().is_open()) {
-        return stream;
+      if (Clock::now() - newest.since < kMaxIdle && beast::get_lowest_layer(*newest.stream).socket().is_open()) {
+        ConnectionBudget::of_process().set_idle(*newest.slot, false);
+        return {std::move(newest.slot), std::move(newest.stream)};
       }
     }
-    return nullptr;
+    return {};
   }
 
-  void give(const std::string& destination, std::shared_ptr<Stream> stream) {
+  void give(const std::string& destination, Connection connection) {
     auto& idle = idle_[destination];
-    if (idle.size() < kMaxIdlePerDestination) {
-      beast::get_lowest_layer(*stream).expires_never();
-      idle.emplace_back(std::move(stream), Clock::now());
+    while (!idle.empty() && Clock::now() - idle.front().since >= kMaxIdle) {
+      idle.pop_front();  // closed, and its place given back
     }
+    beast::get_lowest_layer(*connection.stream).expires_never();
+    ConnectionBudget::of_process().set_idle(*connection.slot, true);
+    idle.push_back(Idle{std::move(connection.slot), std::move(connection.stream), Clock::now()});
+  }
+
+  /// Closes the connection idle the longest, for a call waiting for a place; false if none.
+  bool close_oldest() {
+    std::deque<Idle>* oldest = nullptr;
+    for (auto& [destination, idle] : idle_) {
+      if (!idle.empty() && (oldest == nullptr || idle.front().since < oldest->front().since)) {
+        oldest = &idle;
+      }
+    }
+    if (oldest == nullptr) {
+      return false;
+    }
+    oldest->pop_front();
+    return true;
   }
 
 private:
+  struct Idle {
+    ConnectionBudget::SlotPtr slot;  // first: destroyed last, once the stream's descriptor is closed
+    std::shared_ptr<Stream> stream;
+    Clock::time_point since;
+  };
   static constexpr auto kMaxIdle = std::chrono::seconds(4);
-  static constexpr size_t kMaxIdlePerDestination = 64;
-  std::map<std::string, std::vector<std::pair<std::shared_ptr<Stream>, Clock::time_point>>> idle_;
+  std::map<std::string, std::deque<Idle>> idle_;
 };
 
 // (Reused connection | resolve -> check addresses -> connect -> (TLS)) -> write -> read, under
@@ -83,9 +116,12 @@ class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
 public:
   using MakeStream = std::function<std::shared_ptr<Stream>()>;
 
-  Exchange(net::io_context& ioc, OutboundRequest request, Url url, ClientCallback done, IdlePool<Stream>& pool,
-           MakeStream make_stream)
-      : resolver_(net::make_strand(ioc)),
+  Exchange(net::io_context& ioc, const void* client, OutboundRequest request, Url url, ClientCallback done,
+           IdlePool<Stream>& pool, MakeStream make_stream)
+      : ioc_(ioc),
+        client_(client),
+        resolver_(net::make_strand(ioc)),
+        waiting_(ioc),
         request_(std::move(request)),
         url_(std::move(url)),
         done_(std::move(done)),
@@ -96,16 +132,40 @@ public:
                      (request_.allow_private ? "" : " public-only")) {}
 
   void start() {
-    stream_ = pool_.take(destination_);
-    reused_ = stream_ != nullptr;
-    if (reused_) {
+    auto idle = pool_.take(destination_);
+    if (idle.stream) {
+      reused_ = true;
+      slot_ = std::move(idle.slot);
+      stream_ = std::move(idle.stream);
       return write();
     }
-    connect();
+    slot_ = ConnectionBudget::of_process().acquire(client_, [self = this->shared_from_this()](auto slot) {
+      net::post(self->ioc_, [self, slot = std::move(slot)]() mutable { self->on_slot(std::move(slot)); });
+    });
+    if (slot_) {
+      return connect();
+    }
+    waiting_.expires_at(deadline_);
+    waiting_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec && !self->slot_) {
+        self->finish(make_error(ErrorCode::kTimeout, "no connection to " + self->url_.host +
+                                                         " was free before the deadline: timed out"));
+      }
+    });
   }
 
 private:
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(*stream_); }
+
+  // A place in the connection budget, after waiting for one.
+  void on_slot(ConnectionBudget::SlotPtr slot) {
+    if (!done_) {
+      return;  // the call timed out while waiting: the place goes to the next one
+    }
+    waiting_.cancel();
+    slot_ = std::move(slot);
+    connect();
+  }
 
   void connect() {
     stream_ = make_stream_();
@@ -200,7 +260,7 @@ private:
       out.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
     if (res.keep_alive()) {
-      pool_.give(destination_, std::move(stream_));
+      pool_.give(destination_, {std::move(slot_), std::move(stream_)});
     } else {
       beast::error_code ignored;
       lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -228,7 +288,11 @@ private:
     }
   }
 
+  net::io_context& ioc_;
+  const void* client_;  // whose calls these are, for the connection budget
   tcp::resolver resolver_;
+  net::steady_timer waiting_;  // for a place in the connection budget
+  ConnectionBudget::SlotPtr slot_;  // before the stream: given back once its descriptor is closed
   std::shared_ptr<Stream> stream_;
   OutboundRequest request_;
   Url url_;
@@ -300,6 +364,9 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   // A file that does not load leaves the client without it (its handshakes fail, and say
   // so); check_client_options is where a configuration learns why.
   (void)configure_tls(impl_->tls, options);
+  ConnectionBudget::of_process().enrol(impl_.get(), [impl = impl_.get()] {
+    net::post(impl->ioc, [impl] { impl->plain_idle.close_oldest() || impl->tls_idle.close_oldest(); });
+  });
   impl_->thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "idempay-client");  // for top -H, perf and the harness
     impl_->ioc.run();
@@ -307,6 +374,7 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
 }
 
 Client::~Client() {
+  ConnectionBudget::of_process().leave(impl_.get());
   impl_->guard.reset();
   impl_->ioc.stop();
   impl_->thread.join();
@@ -349,12 +417,12 @@ void Client::send(OutboundRequest request, ClientCallback done) {
     auto& ioc = impl_->ioc;
     if (url.tls) {
       using Stream = beast::ssl_stream<beast::tcp_stream>;
-      std::make_shared<Exchange<Stream>>(ioc, std::move(request), std::move(url), std::move(done), impl_->tls_idle,
+      std::make_shared<Exchange<Stream>>(ioc, impl_.get(), std::move(request), std::move(url), std::move(done), impl_->tls_idle,
                                          [&ioc, &tls = impl_->tls] { return std::make_shared<Stream>(net::make_strand(ioc), tls); })
           ->start();
     } else {
       using Stream = beast::tcp_stream;
-      std::make_shared<Exchange<Stream>>(ioc, std::move(request), std::move(url), std::move(done), impl_->plain_idle,
+      std::make_shared<Exchange<Stream>>(ioc, impl_.get(), std::move(request), std::move(url), std::move(done), impl_->plain_idle,
                                          [&ioc] { return std::make_shared<Stream>(net::make_strand(ioc)); })
           ->start();
     }

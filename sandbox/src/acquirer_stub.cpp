@@ -40,7 +40,7 @@ acquirer::StubOptions stub_options(const StubConfig& config) {
 }
 
 int run(const StubConfig& config) {
-  http::ServerOptions options;
+  http::ServerOptions options = fake_server_options();
   if (!split_host_port(config.listen, options.host, options.port)) {
     spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
     return 2;

@@ -50,7 +50,7 @@ int run(const FakeConfig& config) {
   options.pending_delay = std::chrono::milliseconds(config.pending_delay_ms);
   options.latency = std::chrono::milliseconds(config.latency_ms);
   options.notify_before_answer = config.notify_before_answer;
-  http::ServerOptions server;
+  http::ServerOptions server = fake_server_options();
   if (!split_host_port(config.listen, server.host, server.port)) {
     spdlog::error("--listen must be HOST:PORT, got {}", config.listen);
     return 2;

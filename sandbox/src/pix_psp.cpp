@@ -51,7 +51,7 @@ int run(const PspConfig& config) {
     spdlog::error("--webhook-cert/--webhook-key/--webhook-ca: {}", tls.error().message);
     return 2;
   }
-  http::ServerOptions server;
+  http::ServerOptions server = fake_server_options();
   if (!split_host_port(config.plain_listen, server.host, server.port)) {
     spdlog::error("--plain-listen must be HOST:PORT, got {}", config.plain_listen);
     return 2;

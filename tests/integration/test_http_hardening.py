@@ -6,7 +6,7 @@ import os
 import socket
 import time
 
-from conftest import APP_KEY, APP_TOKEN, create_body, request
+from conftest import APP_KEY, APP_TOKEN, concurrently, create_body, ledger, request
 
 MANIFEST = b"GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n"
 
@@ -280,3 +280,24 @@ def test_head_is_get_without_a_body_and_a_second_host_header_is_refused(connecto
     assert wrong.startswith(b"HTTP/1.1 405") and b"allow: GET, HEAD" in wrong.lower().replace(b"get, head", b"GET, HEAD")
     twice = raw(connector.port, b"GET /manifest HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n" + MANIFEST)
     assert twice.startswith(b"HTTP/1.1 400") and twice.count(b"HTTP/1.1 ") == 1
+
+
+def test_calls_in_flight_on_a_slow_acquirer_leave_descriptors_for_the_store(connector_factory, stubs):
+    """More calls in flight on a slow acquirer than the process has descriptors to spare for
+    them: outbound connections stay within their share (a quarter of the limit) and the calls
+    beyond it wait their turn, so the store always opens its next write-ahead log and tables.
+    Without the share each call opened a connection of its own and RocksDB, out of descriptors,
+    stopped writing until restarted (every create after it a 503)."""
+    stub = stubs("--latency-ms", "1500")
+    c = connector_factory(acquirer=stub.url, extra_args=["--acquirer-timeout-ms", "20000", "--answer-deadline-ms", "0"],
+                          nofile=200)
+    count = 96  # under the inbound cap (half of 200), twice the outbound share (50)
+    answers = concurrently(count, lambda i: c.post("/payments", create_body(f"slow-{i}")))
+    statuses = [a[0] for a in answers]
+    assert statuses == [200] * count, statuses
+    assert [json.loads(a[1])["status"] for a in answers] == ["approved"] * count
+    log = c.process.log_path.read_bytes()
+    assert b"storage unhealthy" not in log and b"Too many open files" not in log
+    assert c.post("/payments", create_body("slow-after"))[0] == 200
+    book = ledger(stub)["authorizations"]
+    assert all(book[f"slow-{i}"]["charges"] == 1 for i in range(count))

@@ -52,6 +52,10 @@ Status check_client_options(const ClientOptions& options);
 /// Connections are kept alive and reused per destination (scheme, host, port, address
 /// policy); a reused connection that fails before any answer is retried once on a new one,
 /// so only idempotent requests belong here (all of idempay's outbound calls are).
+/// All clients of a process together hold at most a quarter of its descriptor limit in open
+/// connections, in use or idle (idle ones are kept while they are needed, up to 4 s): a call
+/// beyond that waits for a place within its own deadline, and an idle connection is closed
+/// to make one.
 /// HTTPS verifies the certificate chain and the host name. The SSRF guard checks the
 /// addresses a name resolves to and connects only to those that passed, so a DNS answer
 /// cannot switch the destination between check and use. Errors: kForbidden (refused
