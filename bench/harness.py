@@ -106,7 +106,9 @@ def wrk(url, duration, connections, script, args=(), threads=1, timeout="10s"):
     window = re.search(r"^window ([\d.]+) (\d+) (\d+)$", out, re.M)
     statuses = re.findall(r"^non-2xx statuses: (.*)$", out, re.M)
     first_body = re.search(r"^first non-2xx body: (.*)$", out, re.M)
-    return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"], "non2xx": int(errors.group(1)) if errors else 0,
+    mean = re.search(r"^\s+Latency\s+(\S+)", out, re.M)
+    return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"], "mean_ms": parse_latency(mean.group(1)) if mean else None,
+            "non2xx": int(errors.group(1)) if errors else 0,
             "requests": int(re.search(r"(\d+) requests in", out).group(1)),
             "window": (float(window.group(1)), int(window.group(2)), int(window.group(3))) if window else None,
             "non2xx_statuses": " ".join(statuses), "first_non2xx": first_body.group(1) if first_body else ""}
@@ -496,9 +498,12 @@ def postgres_rounds(binary, work, opts, runs, extra):
                 if count == 1:
                     runs["pg_replay"].append(wrk(f"{servers[0].url}/payments", opts.duration, opts.connections,
                                                  "create_replay.lua", ["pg-replay-1"]))
+                    # pgbench alternated with the creates: each round's ratio is to its own ceiling.
+                    extra.setdefault("pg_create_rps", []).append(runs["pg_create"][-1]["rps"])
+                    extra.setdefault("pgbench_rounds", []).append(pgbench(uri, work, opts.duration, opts.connections))
             for server in servers:
                 server.stop()
-        extra["pgbench_tps"] = pgbench(uri, work, opts.duration, opts.connections)
+        extra["pgbench_tps"] = statistics.median(extra["pgbench_rounds"])
     finally:
         subprocess.run([pg_local, "stop", str(pg_dir)], capture_output=True)
 
@@ -509,6 +514,92 @@ def latency_rounds(binary, work, opts, runs):
         runs["latency"].append(wrk(f"{slow.url}/payments", opts.duration, 1000, "create_distinct.lua",
                                    [f"l{r}"], threads=2))
     slow.stop()
+
+
+class RssSampler:
+    """A process's RSS and thread count every `every_s` seconds, on a thread of its own."""
+
+    def __init__(self, server, every_s=0.5):
+        self.server, self.every_s, self.samples, self.threads = server, every_s, [], []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopping.wait(self.every_s):
+            self.samples.append(self.server.rss_mb())
+            self.threads.append(thread_count(self.server.proc.pid))
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        return self.samples
+
+
+def thread_count(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+def slow_acquirer_rounds(binary, work, opts, extra):
+    """Thousands of payments in flight on a slow acquirer: the out-of-process stub answers each
+    call after `latency_ms`, and `connections` gateway connections send Create Payment with no
+    pause, so that about that many payments wait on it at once. Next to it, in the same run,
+    the create rate the machine allows through the same stub answering at once (the CPU-bound
+    rate), and the same connections paced to half of that rate (where the latency seen is the
+    acquirer's plus the connector's, not a queue's). Memory per payment in flight: RSS at the
+    plateau (median of the load's second half) minus idle, over the payments in flight
+    (Little's law: rate x mean latency)."""
+    latency_ms = 500
+    connections = 500 if opts.quick else 5000
+    duration = 2 if opts.quick else opts.slow_duration
+    fast_stub_port, slow_stub_port = free_port(), free_port()
+    stub = [str(sandbox_of(binary)), "acquirer-stub", "--listen"]
+    fast_stub = Process(stub + [f"127.0.0.1:{fast_stub_port}"], work / "fast-stub.log", fast_stub_port)
+    slow_stub = Process(stub + [f"127.0.0.1:{slow_stub_port}", "--latency-ms", str(latency_ms)], work / "slow-stub.log",
+                        slow_stub_port)
+    fast = Idempay(binary, work, "acquirer-at-once", ["--acquirer", f"http://127.0.0.1:{fast_stub_port}"])
+    bound = with_cpu(lambda: cpu_seconds_of(fast.proc.pid),
+                     lambda: wrk(f"{fast.url}/payments", opts.duration, opts.connections, "create_distinct.lua",
+                                 ["run=sa"], threads=2))
+    fast.stop()
+    out = {"latency_ms": latency_ms, "connections": connections, "cpu_bound_rps": round(bound["rps"]),
+           "cpu_bound_cpu_us": bound["cpu_us"]}
+    for name, rate in (("saturated", None), ("paced", bound["rps"] / 2)):
+        server = Idempay(binary, work, f"slow-acquirer-{name}", ["--acquirer", f"http://127.0.0.1:{slow_stub_port}"])
+        server.wait_idle()
+        idle = server.rss_mb()
+        # Each connection's mean pause so that all of them together offer `rate`.
+        pause_ms = 0 if rate is None else max(0, round(1000 * connections / rate - latency_ms))
+        sampler = RssSampler(server)
+        r = with_cpu(lambda: cpu_seconds_of(server.proc.pid),
+                     lambda: wrk(f"{server.url}/payments", duration, connections, "create_distinct.lua",
+                                 [f"run=sl{name[0]}", f"delay={pause_ms}"], threads=2, timeout="10s"))
+        samples = sampler.stop()
+        plateau = statistics.median(samples[len(samples) // 2:]) if samples else server.rss_mb()
+        in_flight = r["rps"] * (r["mean_ms"] or 0) / 1000  # Little's law
+        out[name] = {"rps": round(r["rps"]), "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "non2xx": r["non2xx"],
+                     "cpu_us": r["cpu_us"], "pause_ms": pause_ms, "in_flight": round(in_flight),
+                     "rss_idle_mb": round(idle, 1), "rss_plateau_mb": round(plateau, 1),
+                     "kb_per_in_flight": round((plateau - idle) * 1024 / in_flight, 1) if in_flight else None,
+                     "threads_max": max(sampler.threads, default=0)}
+        server.stop()
+    for fake in (fast_stub, slow_stub):
+        fake.stop()
+    extra["slow_acquirer"] = out
+
+
+def slow_acquirer_report(s):
+    bound_rate = min(s["connections"] * 1000 / s["latency_ms"], s["cpu_bound_rps"])
+    for name, label in (("saturated", "no pause"), ("paced", "paced to half the CPU-bound rate")):
+        r = s[name]
+        print(f"slow acquirer ({s['latency_ms']} ms), {s['connections']} connections, {label}: {r['rps']} creates/s "
+              f"({r['rps'] / bound_rate:.0%} of min(connections / latency, CPU-bound {s['cpu_bound_rps']}/s)), "
+              f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, {r['in_flight']} in flight, RSS {r['rss_idle_mb']} -> "
+              f"{r['rss_plateau_mb']} MB ({r['kb_per_in_flight']} KB per payment in flight), {r['threads_max']} threads, "
+              f"{r['cpu_us']} us CPU per create" + (f", {r['non2xx']} not 2xx" if r["non2xx"] else ""))
 
 
 def acquirer_rounds(binary, work, opts, runs):
@@ -544,22 +635,21 @@ def acquirer_rounds(binary, work, opts, runs):
                  json.dumps({"url": f"{cards.url}/webhooks/adyen/bench/adyen"}))
     conn.getresponse().read()
     stub = Idempay(binary, work, "next-to-acquirers")
+
+    def measured(server, fakes, run_id, body=None):
+        """A round from idle, with the connector's CPU per create (its fake's not counted)."""
+        for process in (server, *fakes):
+            process.wait_idle()
+        args = [f"run={run_id}"] + ([f"body={body}"] if body else [])
+        return with_cpu(lambda: cpu_seconds_of(server.proc.pid),
+                        lambda: wrk(f"{server.url}/payments", opts.duration, opts.connections, "create_distinct.lua",
+                                    args), server.proc.pid)
+
     for r in range(opts.rounds):
-        stub.wait_idle()
-        runs["stub_create"].append(wrk(f"{stub.url}/payments", opts.duration, opts.connections,
-                                       "create_distinct.lua", [f"run=k{r}"]))
-        pix.wait_idle()
-        psp.wait_idle()
-        runs["pix_create"].append(wrk(f"{pix.url}/payments", opts.duration, opts.connections,
-                                      "create_distinct.lua", [f"run=x{r}", "body=pix"]))
-        cards.wait_idle()
-        adyen.wait_idle()
-        runs["adyen_create"].append(wrk(f"{cards.url}/payments", opts.duration, opts.connections,
-                                        "create_distinct.lua", [f"run=a{r}"]))
-        cards.wait_idle()
-        adyen.wait_idle()
-        runs["adyen_boleto_create"].append(wrk(f"{cards.url}/payments", opts.duration, opts.connections,
-                                               "create_distinct.lua", [f"run=b{r}", "body=boleto"]))
+        runs["stub_create"].append(measured(stub, (), f"k{r}"))
+        runs["pix_create"].append(measured(pix, (psp,), f"x{r}", "pix"))
+        runs["adyen_create"].append(measured(cards, (adyen,), f"a{r}"))
+        runs["adyen_boleto_create"].append(measured(cards, (adyen,), f"b{r}", "boleto"))
     for server in (pix, cards, stub):
         server.stop()
     for fake in (psp, adyen):
@@ -897,11 +987,14 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         print(f"memory: after {m['payments']:,} payments (out-of-process stub): RSS {m['rss_mb']} MB, "
               f"{m['disk_bytes_per_payment']} bytes on disk per payment, shutdown {m['shutdown_s']} s; create rate "
               f"by chunk: " + ", ".join(f"{c['rps']}@{c['stored']:,}" for c in m["chunks"]))
+    if "slow_acquirer" in extra:
+        slow_acquirer_report(extra["slow_acquirer"])
     if "sustained" in extra:
         sustained_report(extra["sustained"])
     for point in extra.get("growth", []):
         print(f"growth: {point['stored']:>11,} payments stored ({point['disk_mb']} MB): create {point['rps']} req/s, "
               f"p99 {point['p99_ms']} ms")
+    targets_report(rows, extra)
     plot(out_dir, rows, extra)
 
 
@@ -923,6 +1016,57 @@ def cpu_parts_report(rows, nginx_cpu):
         # in the store's part (compare with a build before the log to see it).
         log, create = by_name["create"]["cpu_parts_us"].get("log", 0.0), by_name["create"]["cpu_us"]
         print(f"  the transparency log's sequencer: {log} us per create, {100 * log / create:.1f}% of a create's CPU")
+
+
+def targets_report(rows, extra):
+    """The cost targets, each next to what this run measured: CPU per request in nginx's CPU
+    per request of the same run, rates in the same run's ceilings."""
+    by = {r["scenario"]: r for r in rows}
+    lines = []
+
+    def target(name, measured, limit, at_most=True, unit="x"):
+        if measured is None:
+            return
+        met = measured <= limit if at_most else measured >= limit
+        lines.append(f"  {name:58} {measured:>8.2f}{unit:<3} {'<=' if at_most else '>='} {limit:g}{unit:<3} "
+                     f"{'met' if met else 'NOT met'}")
+
+    nginx = by.get("nginx", {}).get("cpu_us")
+    if nginx:
+        create, replay = by.get("create"), by.get("replay")
+        if create:
+            target("create, CPU per request / nginx's", create["cpu_us"] / nginx, 6)
+            for part, limit in (("store", 2.5), ("actors", 1.5), ("http", 2.5)):
+                if create.get("cpu_parts_us"):
+                    target(f"  its {part} part", create["cpu_parts_us"][part] / nginx, limit)
+        if replay:
+            target("replay, CPU per request / nginx's", replay["cpu_us"] / nginx, 1.5)
+    s = extra.get("sustained")
+    for name in ("create", "mix"):
+        if s and name in s:
+            target(f"sustained {name}: slowest 10 s window / median", window_summary(s[name], s["connections"])
+                   ["slowest_vs_median"], 0.85, at_most=False)
+    slow = extra.get("slow_acquirer")
+    if slow:
+        bound = min(slow["connections"] * 1000 / slow["latency_ms"], slow["cpu_bound_rps"])
+        target(f"slow acquirer: rate / min(conn./latency, CPU-bound rate)", slow["saturated"]["rps"] / bound, 0.8,
+               at_most=False)
+        target(f"slow acquirer, paced: p99 (ms) <= latency + 100", slow["paced"]["p99_ms"], slow["latency_ms"] + 100,
+               unit="ms")
+        target("slow acquirer: RSS per payment in flight (KB)", slow["saturated"]["kb_per_in_flight"], 16, unit="KB")
+    stub = by.get("stub_create", {}).get("cpu_us")
+    for name, label in (("pix_create", "Pix"), ("adyen_create", "cards (Adyen)"), ("adyen_boleto_create", "boleto")):
+        if stub and by.get(name, {}).get("cpu_us"):
+            target(f"{label}: connector CPU per create / the stub path's", by[name]["cpu_us"] / stub, 2)
+    pg_rounds = extra.get("pgbench_rounds")
+    if pg_rounds and "pg_create" in by:
+        ratios = [r / b for r, b in zip(extra.get("pg_create_rps", []), pg_rounds)]
+        if ratios:
+            lines.append(f"  PostgreSQL, 1 instance / pgbench per round: " + ", ".join(f"{x:.0%}" for x in ratios) +
+                         f"; >= 70% in {sum(x >= 0.7 for x in ratios)} of {len(ratios)} rounds")
+    if lines:
+        print("targets (issue: cost per payment, second round):")
+        print("\n".join(lines))
 
 
 def signature_report(rows, extra, log_interval_s=1.0):
@@ -989,9 +1133,10 @@ def main():
     ap.add_argument("--sustained-external-stub", action="store_true",
                     help="sustained scenarios against the out-of-process stub (the RSS is then the connector's own)")
     ap.add_argument("--sustained-creates-only", action="store_true", help="leave out the sustained gateway mix")
+    ap.add_argument("--slow-duration", type=int, default=20, help="seconds of each slow-acquirer run")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: "
-                         "throughput,observability,latency,acquirers,webhooks,memory,growth,sustained,postgresql")
+                         "throughput,observability,latency,slow,acquirers,webhooks,memory,growth,sustained,postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--keep-work", action="store_true", help="keep the servers' data and logs for a look afterwards")
@@ -1020,6 +1165,9 @@ def main():
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)
+        if "slow" not in skip:
+            print("thousands of payments in flight on a 500 ms acquirer", flush=True)
+            slow_acquirer_rounds(opts.binary, work, opts, extra)
         if "acquirers" not in skip:
             print("Pix, cards and boleto through their adapters and fakes, next to the stub", flush=True)
             acquirer_rounds(opts.binary, work, opts, runs)

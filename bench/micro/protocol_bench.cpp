@@ -1,6 +1,7 @@
 // Micro-benchmarks of the request path's pure steps (Google Benchmark).
 #include <benchmark/benchmark.h>
 
+#include "idempay/acquirers/brcode.hpp"
 #include "idempay/answers/answers.hpp"
 #include "idempay/protocol/ppp.hpp"
 #include "idempay/base/webhooks.hpp"
@@ -68,6 +69,16 @@ void BM_WebhookVerify(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
 BENCHMARK(BM_WebhookVerify)->Arg(300)->Arg(4096);
+
+// A dynamic Pix code's QR image, as a Pix Create Payment answers it (API Pix adapter, stub).
+void BM_PixQrImage(benchmark::State& state) {
+  const std::string code = idempay::acquirer::dynamic_pix_code(
+      "pix.psp.example/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", "mystore", "RIO DE JANEIRO");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(idempay::acquirer::qr_png_base64(code));
+  }
+}
+BENCHMARK(BM_PixQrImage);
 
 }  // namespace
 
