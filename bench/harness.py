@@ -166,9 +166,11 @@ def cpu_seconds_of(pid):
 
 
 # A server's threads by part, from their names: the HTTP I/O threads, the payment actors'
-# workers, the store (its committer, RocksDB's own flush and compaction threads, the readers).
+# workers, the store (its committer, RocksDB's own flush and compaction threads, the readers),
+# the transparency log, the outbound clients (acquirer adapters, callbacks).
 THREAD_PARTS = (("http", ("idempay-http",)), ("actors", ("caf.",)),
-                ("store", ("idempay-commit", "rocksdb:", "store-reader")), ("log", ("idempay-log",)))
+                ("store", ("idempay-commit", "rocksdb:", "store-reader")), ("log", ("idempay-log",)),
+                ("client", ("idempay-client",)))
 
 
 def cpu_seconds_by_part(pid):
@@ -586,9 +588,43 @@ def slow_acquirer_rounds(binary, work, opts, extra):
                      "kb_per_in_flight": round((plateau - idle) * 1024 / in_flight, 1) if in_flight else None,
                      "threads_max": max(sampler.threads, default=0)}
         server.stop()
+    holding_port = free_port()
+    holding_stub = Process(stub + [f"127.0.0.1:{holding_port}", "--latency-ms", "60000"], work / "holding-stub.log",
+                           holding_port)
+    out["held"] = held_in_flight(binary, work, f"http://127.0.0.1:{holding_port}", connections)
+    holding_stub.proc.kill()
+    holding_stub.proc.wait(timeout=30)
     for fake in (fast_stub, slow_stub):
         fake.stop()
     extra["slow_acquirer"] = out
+
+
+def held_in_flight(binary, work, stub_url, count):
+    """RSS per payment in flight with nothing else moving: `count` Create Payments sent on as
+    many connections to a server whose acquirer holds every call (the stub answering after a
+    minute), RSS read once all of them wait on it, against the same server idle."""
+    server = Idempay(binary, work, "held-in-flight", ["--acquirer", stub_url, "--answer-deadline-ms", "0"])
+    server.wait_idle()
+    idle = server.rss_mb()
+    sockets = []
+    for i in range(count):
+        body = json.dumps(create_body(f"held-{i}")).encode()
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(f"POST /payments HTTP/1.1\r\nHost: bench\r\nX-VTEX-API-AppKey: {KEY}\r\n"
+                  f"X-VTEX-API-AppToken: {TOKEN}\r\nContent-Type: application/json\r\n"
+                  f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        sockets.append(s)
+    deadline = time.time() + 30
+    while time.time() < deadline and server.rss_mb() - idle < 0.5:
+        time.sleep(0.2)
+    time.sleep(2)  # every request read and sent on to the acquirer
+    held = server.rss_mb()
+    for s in sockets:
+        s.close()
+    server.proc.kill()  # its calls would hold a clean shutdown for a minute; nothing to keep
+    server.proc.wait(timeout=30)
+    return {"count": count, "rss_idle_mb": round(idle, 1), "rss_held_mb": round(held, 1),
+            "kb_per_payment": round((held - idle) * 1024 / count, 1)}
 
 
 def slow_acquirer_report(s):
@@ -600,6 +636,10 @@ def slow_acquirer_report(s):
               f"p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, {r['in_flight']} in flight, RSS {r['rss_idle_mb']} -> "
               f"{r['rss_plateau_mb']} MB ({r['kb_per_in_flight']} KB per payment in flight), {r['threads_max']} threads, "
               f"{r['cpu_us']} us CPU per create" + (f", {r['non2xx']} not 2xx" if r["non2xx"] else ""))
+    h = s.get("held")
+    if h:
+        print(f"slow acquirer: {h['count']} payments held in flight at once (nothing answered, nothing else moving): "
+              f"RSS {h['rss_idle_mb']} -> {h['rss_held_mb']} MB, {h['kb_per_payment']} KB per payment in flight")
 
 
 def acquirer_rounds(binary, work, opts, runs):
@@ -1053,7 +1093,10 @@ def targets_report(rows, extra):
                at_most=False)
         target(f"slow acquirer, paced: p99 (ms) <= latency + 100", slow["paced"]["p99_ms"], slow["latency_ms"] + 100,
                unit="ms")
-        target("slow acquirer: RSS per payment in flight (KB)", slow["saturated"]["kb_per_in_flight"], 16, unit="KB")
+        target("slow acquirer: RSS per payment in flight, plateau - idle (KB)", slow["saturated"]["kb_per_in_flight"],
+               16, unit="KB")
+        if slow.get("held"):
+            target("  the same, payments held at the acquirer (KB)", slow["held"]["kb_per_payment"], 16, unit="KB")
     stub = by.get("stub_create", {}).get("cpu_us")
     for name, label in (("pix_create", "Pix"), ("adyen_create", "cards (Adyen)"), ("adyen_boleto_create", "boleto")):
         if stub and by.get(name, {}).get("cpu_us"):

@@ -469,6 +469,7 @@ private:
   }
 
   void do_read() {
+    buffer_.reserve(kReadSize);  // given back while the previous request was answered
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
@@ -577,6 +578,16 @@ private:
     dispatch(parser_->release());
   }
 
+  // Nothing more is read from the connection until the request is answered: while it waits
+  // on its payment (for as long as the acquirer takes, on a slow one) the session holds neither
+  // a parser nor a read buffer, unless the client already sent its next request.
+  void let_go_of_reading() {
+    parser_.reset();
+    if (buffer_.size() == 0) {
+      buffer_.shrink_to_fit();
+    }
+  }
+
   // Answers and closes: the rest of the connection's bytes are never read as a request.
   void refuse(unsigned status, std::string_view code, std::string_view message) {
     keep_alive_ = false;
@@ -608,6 +619,7 @@ private:
       request.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
     request.body = std::move(req.body());
+    let_go_of_reading();
     lowest().expires_never();  // the handler's own deadlines govern from here
     server_.begin_request();
     Responder respond(
