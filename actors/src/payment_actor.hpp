@@ -9,7 +9,7 @@
 //
 // payment_actor.cpp holds the plumbing (loading, audit, carrying out decisions);
 // payment_commands.cpp the commands, one handler each.
-#include <deque>
+#include <list>
 
 #include <spdlog/spdlog.h>
 
@@ -421,7 +421,9 @@ private:
   std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector
   std::function<void()> on_finished_;  // recovery: told when its reconciliation has ended
   std::optional<OperateCommand> pending_cancel_;  // a cancel waiting for the payment's status
-  std::deque<std::function<void()>> deferred_;
+  // A list, not a deque: an empty deque holds a 512-byte block, and a payment's actor is made
+  // for every payment in flight (thousands on a slow acquirer) while most never defer anything.
+  std::list<std::function<void()>> deferred_;
 
   std::function<void()> again_;  // shared stores: reruns the mutation in flight after a lost race
   std::function<void()> recommit_;  // shared stores: reapplies a known acquirer answer after one

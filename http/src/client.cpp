@@ -15,7 +15,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -120,7 +119,7 @@ public:
            IdlePool<Stream>& pool, MakeStream make_stream)
       : ioc_(ioc),
         client_(client),
-        resolver_(net::make_strand(ioc)),
+        resolver_(ioc),
         waiting_(ioc),
         request_(std::move(request)),
         url_(std::move(url)),
@@ -223,6 +222,7 @@ private:
     for (const auto& h : request_.headers) {
       req_.set(h.name, h.value);
     }
+    std::vector<Header>().swap(request_.headers);  // the request's fields hold them now
     req_.body() = std::move(request_.body);
     req_.prepare_payload();
   }
@@ -310,6 +310,8 @@ private:
 
 }  // namespace
 
+// One I/O thread runs every handler of a client: its streams and resolvers need no strand (a
+// strand's executor is one more allocation per operation and per connection).
 struct Client::Impl {
   net::io_context ioc{1};
   ssl::context tls{ssl::context::tls_client};
@@ -418,12 +420,12 @@ void Client::send(OutboundRequest request, ClientCallback done) {
     if (url.tls) {
       using Stream = beast::ssl_stream<beast::tcp_stream>;
       std::make_shared<Exchange<Stream>>(ioc, impl_.get(), std::move(request), std::move(url), std::move(done), impl_->tls_idle,
-                                         [&ioc, &tls = impl_->tls] { return std::make_shared<Stream>(net::make_strand(ioc), tls); })
+                                         [&ioc, &tls = impl_->tls] { return std::make_shared<Stream>(ioc, tls); })
           ->start();
     } else {
       using Stream = beast::tcp_stream;
       std::make_shared<Exchange<Stream>>(ioc, impl_.get(), std::move(request), std::move(url), std::move(done), impl_->plain_idle,
-                                         [&ioc] { return std::make_shared<Stream>(net::make_strand(ioc)); })
+                                         [&ioc] { return std::make_shared<Stream>(ioc); })
           ->start();
     }
   });
