@@ -367,7 +367,11 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   // so); check_client_options is where a configuration learns why.
   (void)configure_tls(impl_->tls, options);
   ConnectionBudget::of_process().enrol(impl_.get(), [impl = impl_.get()] {
-    net::post(impl->ioc, [impl] { impl->plain_idle.close_oldest() || impl->tls_idle.close_oldest(); });
+    net::post(impl->ioc, [impl] {
+      if (!impl->plain_idle.close_oldest() && !impl->tls_idle.close_oldest()) {
+        ConnectionBudget::of_process().eviction_missed();
+      }
+    });
   });
   impl_->thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "idempay-client");  // for top -H, perf and the harness

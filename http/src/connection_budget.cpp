@@ -70,8 +70,17 @@ void ConnectionBudget::set_idle(Slot& slot, bool idle) {
   slot.idle_ = idle;
   idle ? ++idle_ : --idle_;
   idle ? ++idle_by_client_[slot.client_] : --idle_by_client_[slot.client_];
+  evictions_asked_ = std::min(evictions_asked_, idle_);
   if (idle && waiters_.size() > evictions_asked_) {
     ask_for_an_idle_connection();  // a call waits: a connection kept idle would only hold its place
+  }
+}
+
+void ConnectionBudget::eviction_missed() {
+  std::lock_guard lock(mu_);
+  evictions_asked_ = evictions_asked_ > 0 ? evictions_asked_ - 1 : 0;
+  if (waiters_.size() > evictions_asked_) {
+    ask_for_an_idle_connection();  // another client's, if any is idle still
   }
 }
 

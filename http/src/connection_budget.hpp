@@ -50,6 +50,8 @@ public:
   SlotPtr acquire(const void* client, Grant grant);
   /// Whether `slot`'s connection sits in an idle pool (one a waiting call may have closed).
   void set_idle(Slot& slot, bool idle);
+  /// A client asked to close an idle connection had none left (it was taken meanwhile).
+  void eviction_missed();
 
   size_t capacity() const { return capacity_; }
   size_t open() const;

@@ -76,6 +76,29 @@ TEST(ConnectionBudgetTest, AConnectionThatGoesIdleWhileACallWaitsIsAskedFor) {
   EXPECT_EQ(waiting.slots.size(), 1u);
 }
 
+TEST(ConnectionBudgetTest, AnIdleConnectionTakenBeforeItCouldBeClosedLeavesTheWaiterAskingAgain) {
+  ConnectionBudget budget(2);
+  int asked_a = 0, asked_b = 0;
+  budget.enrol(&kClient, [&asked_a] { ++asked_a; });
+  budget.enrol(&kOtherClient, [&asked_b] { ++asked_b; });
+  Granted waiting;
+  auto taken = budget.acquire(&kClient, waiting.grant());
+  auto other = budget.acquire(&kOtherClient, waiting.grant());
+  budget.set_idle(*taken, true);
+  budget.set_idle(*other, true);
+  EXPECT_EQ(budget.acquire(&kClient, waiting.grant()), nullptr);
+  EXPECT_EQ(asked_a + asked_b, 1);
+  // The client asked reused its idle connection before closing it: it says so, and the
+  // budget asks the client still holding one.
+  auto* asked_slot = asked_a == 1 ? taken.get() : other.get();
+  budget.set_idle(*asked_slot, false);
+  budget.eviction_missed();
+  EXPECT_EQ(asked_a + asked_b, 2);
+  EXPECT_EQ(asked_a, 1);
+  EXPECT_EQ(asked_b, 1);
+  budget.leave(&kClient);
+}
+
 TEST(ConnectionBudgetTest, AConnectionInUseIsNeverAskedFor) {
   ConnectionBudget budget(1);
   int asked = 0;
