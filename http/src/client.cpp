@@ -120,7 +120,6 @@ public:
       : ioc_(ioc),
         client_(client),
         resolver_(ioc),
-        waiting_(ioc),
         request_(std::move(request)),
         url_(std::move(url)),
         done_(std::move(done)),
@@ -144,8 +143,8 @@ public:
     if (slot_) {
       return connect();
     }
-    waiting_.expires_at(deadline_);
-    waiting_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+    waiting_.emplace(ioc_, deadline_);
+    waiting_->async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (!ec && !self->slot_) {
         self->finish(make_error(ErrorCode::kTimeout, "no connection to " + self->url_.host +
                                                          " was free before the deadline: timed out"));
@@ -161,7 +160,7 @@ private:
     if (!done_) {
       return;  // the call timed out while waiting: the place goes to the next one
     }
-    waiting_.cancel();
+    waiting_->cancel();
     slot_ = std::move(slot);
     connect();
   }
@@ -291,7 +290,7 @@ private:
   net::io_context& ioc_;
   const void* client_;  // whose calls these are, for the connection budget
   tcp::resolver resolver_;
-  net::steady_timer waiting_;  // for a place in the connection budget
+  std::optional<net::steady_timer> waiting_;  // for a place in the connection budget, if it must wait
   ConnectionBudget::SlotPtr slot_;  // before the stream: given back once its descriptor is closed
   std::shared_ptr<Stream> stream_;
   OutboundRequest request_;

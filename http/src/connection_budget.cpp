@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <vector>
 
-#include <sys/resource.h>
+#include "idempay/base/descriptors.hpp"
 
 namespace idempay::http::detail {
 
 ConnectionBudget& ConnectionBudget::of_process() {
-  static ConnectionBudget budget([] {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-      return size_t{10'000};
-    }
-    return std::max<size_t>(static_cast<size_t>(limit.rlim_cur) / 4, 16);
-  }());
+  static ConnectionBudget budget(descriptor_share(4, 16, 10'000));
   return budget;
 }
 

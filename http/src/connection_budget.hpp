@@ -38,7 +38,7 @@ public:
   using Evict = std::function<void()>;
 
   /// The process's budget: a quarter of its descriptor limit (read at first use, after the
-  /// program has raised it), at least 16.
+  /// program has raised it), at least 16 (base/descriptors.hpp).
   static ConnectionBudget& of_process();
 
   explicit ConnectionBudget(size_t capacity) : capacity_(capacity) {}

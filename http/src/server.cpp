@@ -5,6 +5,7 @@
 #include "ascii.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -25,11 +26,11 @@
 #include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
 #include <pthread.h>
-#include <sys/resource.h>
 
 #include "auth_throttle.hpp"
 #include "idempay/http/problem.hpp"
 #include "idempay/metrics/metrics.hpp"
+#include "idempay/base/descriptors.hpp"
 #include "idempay/base/json_writer.hpp"
 
 namespace idempay::http {
@@ -103,16 +104,6 @@ std::string source_of(const net::ip::address& address) {
   }
   return address.is_v6() ? net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6()).to_string()
                          : address.to_string();
-}
-
-// Half the descriptors this process may open, at most 10,000: the rest stay for the store,
-// outbound connections and the acceptor itself.
-size_t default_max_connections() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-    return 10'000;
-  }
-  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 2, 1, 10'000);
 }
 
 // TLS 1.2 and 1.3 only. For 1.2, forward-secret AEAD suites only (ECDHE with AES-GCM or
@@ -232,7 +223,7 @@ struct Server::Impl {
         bearer_credentials(options.bearer_credentials),
         throttle(options.auth_failure_burst, options.auth_failures_per_second) {
     if (options.max_connections == 0) {
-      options.max_connections = default_max_connections();
+      options.max_connections = descriptor_share(2, 1, 10'000);  // half, as the store needs the rest
     }
     if (!options.errors) {
       options.errors = plain_error;
@@ -579,11 +570,11 @@ private:
   }
 
   // Nothing more is read from the connection until the request is answered: while it waits
-  // on its payment (for as long as the acquirer takes, on a slow one) the session holds neither
-  // a parser nor a read buffer, unless the client already sent its next request.
-  void let_go_of_reading() {
-    parser_.reset();
-    if (buffer_.size() == 0) {
+  // on its payment (for as long as the acquirer takes, on a slow one) the session holds no read
+  // buffer, unless the client already sent its next request. An answer given at once (a
+  // replay, a refusal) keeps it: the next read would only allocate it again.
+  void let_go_of_the_read_buffer() {
+    if (!answered_.load(std::memory_order_relaxed) && buffer_.size() == 0) {
       buffer_.shrink_to_fit();
     }
   }
@@ -619,11 +610,13 @@ private:
       request.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
     request.body = std::move(req.body());
-    let_go_of_reading();
+    parser_.reset();  // its request is moved out; the next read makes a new one
+    answered_.store(false, std::memory_order_relaxed);
     lowest().expires_never();  // the handler's own deadlines govern from here
     server_.begin_request();
     Responder respond(
         [self = this->shared_from_this()](Response response) {
+          self->answered_.store(true, std::memory_order_relaxed);
           net::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
             self->counted_ = true;  // counted until the answer is written
             self->write(std::move(r));
@@ -634,6 +627,7 @@ private:
       limit_answer_time(respond);
     }
     server_.handler.handle(std::move(request), std::move(respond));
+    let_go_of_the_read_buffer();
   }
 
   // The request is answered 503 once answer_limit has passed without an answer; write()
@@ -734,6 +728,8 @@ private:
   bool keep_alive_ = true;
   bool head_ = false;     // the request being answered is a HEAD: its answer has no body
   bool counted_ = false;  // the answer being written was counted by begin_request
+  // The handler answered the request being dispatched (set from whichever thread answers).
+  std::atomic<bool> answered_{false};
   std::optional<net::steady_timer> answer_timer_;  // the request's answer_limit
 };
 

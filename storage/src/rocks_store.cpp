@@ -2,7 +2,6 @@
 // committer thread that checks compare-and-swap conditions and group-commits every batch
 // that is waiting with one synced write.
 #include <pthread.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -27,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "conditions.hpp"
+#include "idempay/base/descriptors.hpp"
 #include "idempay/metrics/metrics.hpp"
 #include "commit_thread.hpp"
 #include "reader_threads.hpp"
@@ -462,17 +462,6 @@ rocksdb::ColumnFamilyOptions family_options(const std::shared_ptr<rocksdb::Cache
   return family;
 }
 
-// Table files kept open at most: an eighth of the process's descriptor limit. Connections take
-// at most half and outbound calls a quarter, so that the store always has descriptors for its
-// next write-ahead log and its new tables: RocksDB stops writing when it cannot open one.
-int table_files_open_at_most() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-    return -1;  // no limit to share
-  }
-  return static_cast<int>(std::clamp<rlim_t>(limit.rlim_cur / 8, 16, 10'000));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, const KeyspaceNames& keyspaces) {
@@ -482,7 +471,9 @@ Result<std::unique_ptr<Store>> open_rocks_store(const RocksOptions& options, con
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.IncreaseParallelism(2);
-  db_options.max_open_files = table_files_open_at_most();
+  // Table files kept open at most: an eighth of the descriptor limit (base/descriptors.hpp),
+  // so that the store always has descriptors for its next write-ahead log and new tables.
+  db_options.max_open_files = static_cast<int>(descriptor_share(8, 16, 10'000));
   db_options.db_write_buffer_size = kMemtableBudgetBytes;
   db_options.max_total_wal_size = 4 * kMemtableBudgetBytes;
   // Flushes and compactions write their files with a sync every megabyte instead of one at the
