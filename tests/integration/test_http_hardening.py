@@ -301,3 +301,29 @@ def test_calls_in_flight_on_a_slow_acquirer_leave_descriptors_for_the_store(conn
     assert c.post("/payments", create_body("slow-after"))[0] == 200
     book = ledger(stub)["authorizations"]
     assert all(book[f"slow-{i}"]["charges"] == 1 for i in range(count))
+
+
+def test_pipelined_requests_are_each_answered_in_order(connector):
+    """Requests sent back to back on one connection, before any answer: a create that waits
+    on its payment, another, a retry of the first (answered at once from its stored answer)
+    and a GET. The session gives its read buffer back while a request waits for its answer
+    unless the next request's bytes are already in it: none may be lost or answered twice."""
+    def create(pid):
+        body = json.dumps(create_body(pid)).encode()
+        return (f"POST /payments HTTP/1.1\r\nHost: x\r\nX-VTEX-API-AppKey: {APP_KEY}\r\n"
+                f"X-VTEX-API-AppToken: {APP_TOKEN}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    manifest = b"GET /manifest HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", connector.port), timeout=30) as s:
+        s.sendall(create("pipe-1") + create("pipe-2") + create("pipe-1") + manifest)
+        data = b""
+        while data.count(b"HTTP/1.1 ") < 4 or not data.endswith(b"}"):
+            chunk = s.recv(65536)
+            assert chunk, f"connection closed after {data.count(b'HTTP/1.1 ')} answers"
+            data += chunk
+    answers = data.split(b"HTTP/1.1 ")[1:]
+    assert [a[:3] for a in answers] == [b"200"] * 4
+    ids = [json.loads(a.split(b"\r\n\r\n", 1)[1]).get("paymentId") for a in answers[:3]]
+    assert ids == ["pipe-1", "pipe-2", "pipe-1"]
+    assert answers[0].split(b"\r\n\r\n", 1)[1] == answers[2].split(b"\r\n\r\n", 1)[1]
+    assert b"paymentMethods" in answers[3]
