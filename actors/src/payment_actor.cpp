@@ -131,7 +131,7 @@ void PaymentActor::on_loaded(Result<PaymentSnapshot> got) {
     }
     payment_.record = std::move(got->record);
     payment_.etag = got->etag;
-    audit_.chain.reset(std::move(got->head), got->head_etag);
+    audit_.chain.reset(std::move(got->head));
     stale_ = false;
     audit_.tally = std::move(got->tally);
     audit_.tally_changed = false;
@@ -231,13 +231,14 @@ void PaymentActor::commit(Decision&& d, const char* crash_at) {
     check_audit();
   }
   storage::Batch batch;
-  batch.reserve(2 * d.audit.size() + d.writes.size());  // an entry and its chain's head each
+  batch.reserve(2 + d.writes.size());  // the entries, and their head queued for the log
   std::vector<AuditEntry> presumed_entries;
   for (auto& e : std::exchange(d.audit, {})) {
     audit(batch, std::move(e), copy_ == Copy::kPresumed ? &presumed_entries : nullptr);
   }
   std::move(d.writes.begin(), d.writes.end(), std::back_inserter(batch));
   d.writes.clear();
+  fold_recovery_into_log_queue(id(), batch);
   auto payment_at = position_of(batch, Space::kPayments, id());
   std::optional<size_t> operation_at;
   if (d.operation && d.operation->etag == 0) {
@@ -613,9 +614,12 @@ void PaymentActor::audit_now(AuditEntry e, bool counted) {
     if (shared()) {
       audit_.buffered_entries.push_back(e);
     }
+    if (audit_.buffer.empty()) {
+      audit_.buffered_after = audit_.chain.head().seq;
+    }
     audit_.chain.append(id(), std::move(e), audit_.buffer);
   }
-  if (audit_.buffer.size() > kMaxBufferedEntries) {  // the entries and one chain head
+  if (!audit_.buffer.empty() && audit_.chain.head().seq - audit_.buffered_after > kMaxBufferedEntries) {
     flush_audit();
   } else if (first) {
     self_->send(self_, flush_atom::value);  // behind the messages already queued

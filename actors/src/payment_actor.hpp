@@ -31,6 +31,7 @@ namespace idempay::actors {
 struct AuditPipeline {
   AuditChain chain;
   storage::Batch buffer;                    // entries of audit_now() not yet handed to the store
+  uint64_t buffered_after = 0;               // the chain's head when the first of them was appended
   std::vector<AuditEntry> buffered_entries;  // shared stores: the same, to chain again after a lost race
   std::vector<AuditEntry> relink;            // lost a race: chained again once the head is reloaded
   int unacked = 0;                           // shared stores: chained commits not yet acknowledged

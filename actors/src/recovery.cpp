@@ -11,6 +11,7 @@
 
 #include "idempay/base/log_gate.hpp"
 #include "directory.hpp"
+#include "idempay/domain/audit.hpp"
 #include "idempay/domain/records.hpp"
 
 namespace idempay::actors {
@@ -22,10 +23,13 @@ constexpr int kConcurrency = 16;
 using Unfinished = std::map<std::string, std::vector<std::string>>;
 
 // Reads the recovery index, not the payments: its size is the work left unfinished, not the
-// number of payments ever stored.
+// number of payments ever stored. The index's newest changes are still letters in the log's
+// queue: read first, they override what the index says of a payment.
 Unfinished find_unfinished(storage::Store& store) {
   Unfinished work;
-  auto keys = store.scan(Space::kRecovery, "", SIZE_MAX);
+  auto letters = recovery_letters_in_queue(store);
+  auto keys = letters ? store.scan(Space::kRecovery, "", SIZE_MAX)
+                      : Result<std::vector<storage::Entry>>(tl::unexpected(letters.error()));
   if (!keys) {
     static LogGate gate(std::chrono::seconds(10));  // every sweep fails alike during an outage
     if (gate.open()) {
@@ -36,9 +40,20 @@ Unfinished find_unfinished(storage::Store& store) {
   }
   for (const auto& [key, unused] : *keys) {
     auto [payment_id, request_id] = parse_recovery_key(key);
+    if (request_id.empty()) {
+      auto letter = letters->find(payment_id);
+      if (letter != letters->end() && letter->second == kResolved) {
+        continue;  // resolved since: its key is about to go
+      }
+    }
     auto& requests = work[payment_id];
     if (!request_id.empty()) {
       requests.push_back(request_id);
+    }
+  }
+  for (const auto& [payment_id, letter] : *letters) {
+    if (letter == kLeftUnresolved) {
+      work.try_emplace(payment_id);
     }
   }
   return work;

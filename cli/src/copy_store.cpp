@@ -5,6 +5,7 @@
 #include "idempay/cli/commands.hpp"
 #include "idempay/config/store_location.hpp"
 #include "idempay/domain/keyspaces.hpp"
+#include "idempay/domain/stored_form.hpp"
 
 namespace idempay::cli {
 
@@ -26,9 +27,16 @@ Result<size_t> copy_keyspace(storage::Store& from, storage::Store& to, storage::
     }
     storage::Batch batch;
     for (auto& [key, v] : *page) {
+      if (ks == domain::Space::kMeta && key == domain::kFormatKey) {
+        continue;  // both hold this release's format: the destination recorded it when opened
+      }
       batch.push_back({ks, key, std::move(v.value), 0});
     }
     after = page->back().first;
+    size_t writes = batch.size();
+    if (writes == 0) {
+      continue;
+    }
     if (auto done = to.commit_and_wait(std::move(batch)); !done) {
       if (done.error().code == ErrorCode::kConflict) {
         return make_error(ErrorCode::kConflict, "the destination already holds data (" + done.error().message
@@ -36,7 +44,7 @@ Result<size_t> copy_keyspace(storage::Store& from, storage::Store& to, storage::
       }
       return tl::unexpected(done.error());
     }
-    copied += page->size();
+    copied += writes;
   }
 }
 
@@ -52,7 +60,8 @@ int copy_store(const std::string& from_uri, const std::string& to_uri) {
     return 2;
   }
   // Opened as a serving instance would be (without migrating): refused while a connector
-  // runs on it, so that the copy is of a store nobody changes meanwhile. Nothing is written.
+  // runs on it, so that the copy is of a store nobody changes meanwhile, and refused if it
+  // holds an older format (`idempay migrate` it first). Nothing is written.
   auto source = config::open_store_at(*from, false, false);
   if (!source) {
     std::cerr << "copy-store: cannot open the source: " << source.error().message << "\n";

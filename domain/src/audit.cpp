@@ -36,7 +36,93 @@ std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t
   return log_pending_from(time_ms) + "/" + audit_key(payment_id, seq);  // audit_key: "<paymentId>/<seq>"
 }
 
-std::string audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
+Result<QueuedHead> decode_queued_head(std::string_view value) {
+  constexpr size_t kHashHex = 64;
+  if (value.size() < kHashHex || value.size() > kHashHex + 1) {
+    return make_error(ErrorCode::kInvalidArgument, "not a queued head");
+  }
+  QueuedHead head{std::string(value.substr(0, kHashHex)), 0};
+  if (value.size() > kHashHex) {
+    head.recovery = value.back();
+    if (head.recovery != kLeftUnresolved && head.recovery != kResolved) {
+      return make_error(ErrorCode::kInvalidArgument, "not a queued head");
+    }
+  }
+  return head;
+}
+
+Result<std::pair<std::string, uint64_t>> parse_log_pending_key(std::string_view key) {
+  constexpr size_t kId = kLogPendingPrefix.size() + kLogPendingTimeDigits + 1;  // "p/<time>/"
+  auto slash = key.rfind('/');
+  if (key.compare(0, kLogPendingPrefix.size(), kLogPendingPrefix) != 0 || slash == std::string_view::npos ||
+      slash <= kId) {
+    return make_error(ErrorCode::kInvalidArgument, "not a queue key");
+  }
+  uint64_t seq = 0;
+  auto digits = key.substr(slash + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seq);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "not a queue key");
+  }
+  return std::make_pair(std::string(key.substr(kId, slash - kId)), seq);
+}
+
+namespace {
+// The batch's queue entry for `payment_id`'s head ("p/<time>/<paymentId>/<seq>").
+bool is_queued_head_of(const storage::Write& w, const std::string& payment_id) {
+  constexpr size_t kAfterTime = kLogPendingPrefix.size() + kLogPendingTimeDigits + 1;
+  const size_t slash = kAfterTime + payment_id.size();
+  return w.keyspace == Space::kLog && w.key.size() > slash && w.key[slash] == '/' &&
+         w.key.compare(kAfterTime, payment_id.size(), payment_id) == 0 &&
+         w.key.compare(0, kLogPendingPrefix.size(), kLogPendingPrefix) == 0;
+}
+}  // namespace
+
+void fold_recovery_into_log_queue(const std::string& payment_id, storage::Batch& batch) {
+  const std::string key = recovery_key(payment_id);
+  auto indexed = std::find_if(batch.begin(), batch.end(), [&key](const storage::Write& w) {
+    return w.keyspace == Space::kRecovery && w.key == key;
+  });
+  auto queued = std::find_if(batch.rbegin(), batch.rend(),
+                             [&payment_id](const storage::Write& w) { return is_queued_head_of(w, payment_id); });
+  if (indexed == batch.end() || queued == batch.rend() || !queued->value) {
+    return;
+  }
+  queued->value->push_back(indexed->value ? kLeftUnresolved : kResolved);
+  batch.erase(indexed);
+}
+
+Result<std::map<std::string, char>> recovery_letters_in_queue(storage::Store& store) {
+  auto queued = store.scan(Space::kLog, kLogPendingPrefix, SIZE_MAX);
+  if (!queued) {
+    return tl::unexpected(queued.error());
+  }
+  std::map<std::string, std::pair<uint64_t, char>> newest;  // by seq: the queue is in time order
+  for (const auto& [key, value] : *queued) {
+    auto head = decode_queued_head(value.value);
+    auto at = parse_log_pending_key(key);
+    if (!head || !at || head->recovery == 0) {
+      continue;
+    }
+    auto [it, added] = newest.try_emplace(at->first, at->second, head->recovery);
+    if (!added && it->second.first < at->second) {
+      it->second = {at->second, head->recovery};
+    }
+  }
+  std::map<std::string, char> out;
+  for (const auto& [id, letter] : newest) {
+    out.emplace(id, letter.second);
+  }
+  return out;
+}
+
+std::string audit_entries_end(const std::string& payment_id) { return audit_prefix(payment_id) + "~"; }
+
+std::string legacy_audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
+
+bool is_entries_key(std::string_view key, std::string_view prefix) {
+  return key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0 && key[prefix.size()] != '~';
+}
 
 std::string audit_tally_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~tally"; }
 
@@ -217,6 +303,37 @@ Result<AuditEntry> decode_audit(std::string_view json) {
   return fields::decode_object<AuditEntry>(json, kEntryFields, "audit entry");
 }
 
+Result<std::vector<AuditEntry>> decode_audit_batch(std::string_view json) {
+  auto doc = JsonValue::parse(json);
+  if (!doc || (doc->type() != JsonValue::Type::kArray && doc->type() != JsonValue::Type::kObject)) {
+    return make_error(ErrorCode::kInternal, "stored audit entries are unreadable");
+  }
+  std::vector<AuditEntry> out;
+  auto read_one = [&out](const JsonValue& object) {
+    AuditEntry e;
+    if (object.type() != JsonValue::Type::kObject || !fields::read(object, e, kEntryFields)) {
+      return false;
+    }
+    out.push_back(std::move(e));
+    return true;
+  };
+  bool read = doc->type() == JsonValue::Type::kObject
+                  ? read_one(*doc)
+                  : std::all_of(doc->items().begin(), doc->items().end(), read_one);
+  if (!read || out.empty()) {
+    return make_error(ErrorCode::kInternal, "stored audit entries are unreadable");
+  }
+  return out;
+}
+
+Result<AuditHead> head_of(std::string_view stored_entries) {
+  auto entries = decode_audit_batch(stored_entries);
+  if (!entries) {
+    return tl::unexpected(entries.error());
+  }
+  return AuditHead{entries->back().seq, std::move(entries->back().hash)};
+}
+
 std::string encode(const AuditHead& h) { return fields::encode_object(h, kHeadFields); }
 
 Result<AuditHead> decode_head(std::string_view json) {
@@ -238,12 +355,7 @@ AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint,
 // The batch's head for the transparency log, replacing the one an earlier entry of the same
 // batch queued (just before the head, where that entry's append left it).
 void AuditChain::queue_for_log(const std::string& payment_id, int64_t time_ms, storage::Batch& writes) const {
-  constexpr size_t kAfterTime = kLogPendingPrefix.size() + kLogPendingTimeDigits + 1;
-  const size_t slash = kAfterTime + payment_id.size();  // "p/<time>/<paymentId>/<seq>"
-  auto queued = [&payment_id, slash](const storage::Write& w) {
-    return w.keyspace == Space::kLog && w.key.size() > slash && w.key[slash] == '/' &&
-           w.key.compare(kAfterTime, payment_id.size(), payment_id) == 0;
-  };
+  auto queued = [&payment_id](const storage::Write& w) { return is_queued_head_of(w, payment_id); };
   if (auto it = std::find_if(writes.rbegin(), writes.rend(), queued); it != writes.rend()) {
     writes.erase(std::next(it).base());
   }
@@ -261,29 +373,22 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   }
   std::string stored = seal(entry);
   head_ = AuditHead{entry.seq, entry.hash};
-  // Blind writes: each entry's key is new, and the head is only ever written by this chain
-  // (guarded: by whoever holds the head's current version).
-  // Guarded, an entry is also put only where none is: no batch ever replaces another's entry.
-  writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), std::move(stored),
-                    guarded_ ? std::optional<uint64_t>(0) : std::nullopt, !guarded_});
-  // The head is rewritten with each entry; a batch holding several keeps only the last one,
-  // conditioned on the version the batch's first entry was chained from. It is looked for
-  // from the end, where the entry before this one left it: a burst of thousands of entries
-  // in one batch (repeats recorded while a shared store's commit is in flight) costs each
-  // entry the same, not one step per entry already in the batch.
-  std::string head_key = audit_head_key(payment_id);
-  std::optional<uint64_t> expected;
-  auto is_head = [&head_key](const storage::Write& w) {
-    return w.keyspace == Space::kAudit && w.key == head_key;
+  // The batch's entries for this payment go into one key: looked for from the end, where the
+  // entry before this one left it (only the log's queue entry follows it), so that a burst of
+  // thousands of entries in one batch costs each entry the same.
+  const std::string prefix = audit_prefix(payment_id);
+  auto holds_entries = [&prefix](const storage::Write& w) {
+    return w.keyspace == Space::kAudit && w.value && is_entries_key(w.key, prefix);
   };
-  if (auto it = std::find_if(writes.rbegin(), writes.rend(), is_head); it != writes.rend()) {
-    expected = it->expected_etag;
-    writes.erase(std::next(it).base());
+  if (auto it = std::find_if(writes.rbegin(), writes.rend(), holds_entries); it != writes.rend()) {
+    std::string& value = *it->value;
+    value.back() = ',';  // "[..., e]" -> "[..., e, entry]"
+    value.append(stored).push_back(']');
+  } else {
+    // A new key per batch: blind, or guarded put only where none is (see guard()).
+    writes.push_back({Space::kAudit, audit_key(payment_id, entry.seq), "[" + stored + "]",
+                      guarded_ ? std::optional<uint64_t>(0) : std::nullopt, !guarded_});
   }
-  if (guarded_ && !expected) {
-    expected = head_etag_++;  // a new batch: it moves the head's version by one
-  }
-  writes.push_back({Space::kAudit, std::move(head_key), encode(head_), expected, !guarded_});
   queue_for_log(payment_id, entry.time, writes);
   return entry;
 }

@@ -40,12 +40,15 @@ bool indexed(storage::Store& store, const std::string& key) {
   return got && *got;
 }
 
-// Start-up recovery finds unfinished work only through the index: a record missing from it
-// would never be reconciled, a stale key would be reconciled at every start for nothing.
+// Start-up recovery finds unfinished work only through the index (and its newest changes,
+// still letters in the log's queue): a record missing from it would never be reconciled, a
+// stale key would be reconciled at every start for nothing.
 void check_recovery_index(storage::Store& store, const std::string& id, const PaymentRecord& r,
                           const std::vector<std::pair<std::string, OperationRecord>>& ops,
-                          std::vector<Inconsistency>& out) {
-  if (is_unresolved(r.state) != indexed(store, recovery_key(id))) {
+                          const std::map<std::string, char>& letters, std::vector<Inconsistency>& out) {
+  auto letter = letters.find(id);
+  bool listed = letter != letters.end() ? letter->second == kLeftUnresolved : indexed(store, recovery_key(id));
+  if (is_unresolved(r.state) != listed) {
     out.push_back({id, is_unresolved(r.state) ? "unresolved payment missing from the recovery index"
                                               : "recovery index names a resolved payment"});
   }
@@ -61,14 +64,16 @@ void check_recovery_index(storage::Store& store, const std::string& id, const Pa
 
 // A payment's chain in order, its head, and its arrival counts not yet sealed into it.
 Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
-                                              std::optional<AuditHead>& head, ArrivalTally* pending = nullptr) {
+                                              std::optional<AuditHead>& head, bool& misplaced,
+                                              ArrivalTally* pending = nullptr) {
+  misplaced = false;
   auto rows = store.scan(Space::kAudit, audit_prefix(payment_id), SIZE_MAX);
   if (!rows) {
     return tl::unexpected(rows.error());
   }
   std::vector<AuditEntry> out;
   for (const auto& [key, v] : *rows) {
-    if (key == audit_head_key(payment_id)) {
+    if (key == legacy_audit_head_key(payment_id)) {
       head = decode_head(v.value).value_or(AuditHead{});
       continue;
     }
@@ -78,19 +83,28 @@ Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::
       }
       continue;
     }
-    auto e = decode_audit(v.value);
-    if (!e) {
-      return tl::unexpected(e.error());
+    auto batch = decode_audit_batch(v.value);
+    if (!batch) {
+      return tl::unexpected(batch.error());
     }
-    out.push_back(std::move(*e));
+    if (key != audit_key(payment_id, batch->front().seq)) {
+      misplaced = true;  // the trail is read in key order: a key that lies about its entries breaks it
+    }
+    std::move(batch->begin(), batch->end(), std::back_inserter(out));
   }
   return out;
 }
 
 // The chain's own integrity: contiguous sequence, each entry linked to and hashed over the
-// previous one, the head naming the last entry.
+// previous one, each batch under the key of its first entry, and in a store of format 1 not
+// yet migrated, the stored head naming the last entry. (A store of format 2 keeps no copy of
+// the head: the chain ends where its last entry is, and the transparency log holds the heads
+// it had, which `audit verify` replays.)
 void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, const std::optional<AuditHead>& head,
-                 const std::set<std::string>* published_keys, std::vector<Inconsistency>& out) {
+                 bool misplaced, const std::set<std::string>* published_keys, std::vector<Inconsistency>& out) {
+  if (misplaced) {
+    out.push_back({id, "audit entries stored under a key that is not their first entry's"});
+  }
   std::string prev;
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
@@ -110,7 +124,7 @@ void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, 
     }
     prev = e.hash;
   }
-  if (!head || head->seq != entries.size() || head->hash != prev) {
+  if (head && (head->seq != entries.size() || head->hash != prev)) {
     out.push_back({id, "audit chain head does not match its last entry (entries deleted?)"});
   }
 }
@@ -201,8 +215,9 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
     }
   }
   std::optional<AuditHead> head;
+  bool misplaced = false;
   ArrivalTally pending;
-  auto entries = audit_entries(store, payment_id, head, &pending);
+  auto entries = audit_entries(store, payment_id, head, misplaced, &pending);
   if (!entries) {
     return tl::unexpected(entries.error());
   }
@@ -225,6 +240,10 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
 Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std::optional<std::string>& payment_id,
                                                 const std::set<std::string>* published_keys) {
   std::vector<Inconsistency> out;
+  auto letters = recovery_letters_in_queue(store);  // before the index: see its comment
+  if (!letters) {
+    return tl::unexpected(letters.error());
+  }
   auto payments = store.scan(Space::kPayments, payment_id.value_or(""), SIZE_MAX);
   if (!payments) {
     return tl::unexpected(payments.error());
@@ -245,14 +264,15 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
       continue;
     }
     std::optional<AuditHead> head;
-    auto entries = audit_entries(store, id, head);
+    bool misplaced = false;
+    auto entries = audit_entries(store, id, head, misplaced);
     if (!entries) {
       out.push_back({id, "audit entries unreadable"});
       continue;
     }
-    check_chain(id, *entries, head, published_keys, out);
+    check_chain(id, *entries, head, misplaced, published_keys, out);
     check_payment(id, *r, *entries, (*ops)[id], out);
-    check_recovery_index(store, id, *r, (*ops)[id], out);
+    check_recovery_index(store, id, *r, (*ops)[id], *letters, out);
   }
   if (!payment_id) {
     // Records that point at payments the store does not have.

@@ -7,14 +7,19 @@ namespace idempay::domain {
 
 using storage::Keyspace;
 
-Lookup memory_lookup(storage::Store& store) {
-  return [&store](Keyspace ks, std::string_view key) { return store.get_if_in_memory(ks, key); };
+std::optional<Result<std::optional<storage::Versioned>>> Lookup::operator()(Keyspace ks, std::string_view key) const {
+  if (memory_only_) {
+    return store_->get_if_in_memory(ks, key);
+  }
+  return store_->get(ks, key);
 }
 
-Lookup disk_lookup(storage::Store& store) {
-  return [&store](Keyspace ks, std::string_view key) {
-    return std::optional<Result<std::optional<storage::Versioned>>>(store.get(ks, key));
-  };
+std::optional<Result<std::optional<storage::Entry>>> Lookup::last_in(Keyspace ks, std::string_view from,
+                                                                     std::string_view below) const {
+  if (memory_only_) {
+    return store_->last_in_if_in_memory(ks, from, below);
+  }
+  return store_->last_in(ks, from, below);
 }
 
 std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std::string& id) {
@@ -37,16 +42,21 @@ std::optional<Result<PaymentSnapshot>> read_payment(const Lookup& get, const std
   }
   snapshot.record = std::move(*decoded);
   snapshot.etag = (**got)->etag;
-  auto head = get(Space::kAudit, audit_head_key(id));
-  if (!head) {
+  // The chain's head: its last stored entry.
+  auto last = get.last_in(Space::kAudit, audit_prefix(id), audit_entries_end(id));
+  if (!last) {
     return std::nullopt;
   }
-  if (!*head) {
-    return Answer(tl::unexpected(head->error()));
+  if (!*last) {
+    return Answer(tl::unexpected(last->error()));
   }
-  if (**head) {
-    snapshot.head = decode_head((**head)->value).value_or(AuditHead{});
-    snapshot.head_etag = (**head)->etag;
+  if (**last) {
+    auto head = head_of((**last)->second.value);
+    if (!head) {
+      spdlog::error("payment {}: stored audit entries unreadable: {}", id, head.error().message);
+      return Answer(tl::unexpected(head.error()));
+    }
+    snapshot.head = std::move(*head);
   }
   if (snapshot.head.seq >= kIndividualEntries) {  // counts left unsealed when the last actor ended
     auto stored = get(Space::kAudit, audit_tally_key(id));

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -318,6 +319,50 @@ Result<uint64_t> LogReader::size() const {
 
 // -- the sequencer and the witness ---------------------------------------------------------------
 
+// The recovery index's changes a round's queue entries carry (domain::QueuedHead), carried
+// over in the round's own batch. Per payment, only the first and last letter (by seq) matter:
+// a payment the round saw both enter (`u`, a new payment) and leave (`r`) was never in the
+// index, so a create answered within a round costs the index nothing.
+class RecoveryLetters {
+public:
+  void add(const std::string& key, const std::string& value) {
+    auto head = domain::decode_queued_head(value);
+    auto at = domain::parse_log_pending_key(key);
+    if (!head || !at || head->recovery == 0) {
+      return;
+    }
+    auto [it, added] = seen_.try_emplace(at->first, Seen{at->second, head->recovery, at->second, head->recovery});
+    Seen& s = it->second;
+    if (!added && at->second < s.first_seq) {
+      s.first_seq = at->second;
+      s.first = head->recovery;
+    }
+    if (!added && at->second > s.last_seq) {
+      s.last_seq = at->second;
+      s.last = head->recovery;
+    }
+  }
+
+  void carry_over(storage::Batch& batch) const {
+    for (const auto& [id, s] : seen_) {
+      if (s.last == domain::kLeftUnresolved) {
+        batch.push_back({Space::kRecovery, domain::recovery_key(id), std::string(), std::nullopt, true});
+      } else if (s.first == domain::kResolved) {
+        batch.push_back({Space::kRecovery, domain::recovery_key(id), std::nullopt, std::nullopt, true});
+      }
+    }
+  }
+
+private:
+  struct Seen {
+    uint64_t first_seq;
+    char first;
+    uint64_t last_seq;
+    char last;
+  };
+  std::map<std::string, Seen> seen_;
+};
+
 struct TransparencyLog::Impl {
   storage::Store& store;
   std::shared_ptr<const KeyRing> keys;
@@ -364,8 +409,10 @@ struct TransparencyLog::Impl {
       }
       storage::Batch batch;
       std::vector<translog::Subtree> completed;
+      RecoveryLetters letters;
       for (const auto& [key, value] : *queued) {
         batch.push_back({Space::kLog, key, std::nullopt, std::nullopt, true});
+        letters.add(key, value.value);
         auto leaf = leaf_of(key, value.value);
         if (!leaf) {
           spdlog::error("log: queued entry {} dropped: {}", key, leaf.error().message);
@@ -384,6 +431,7 @@ struct TransparencyLog::Impl {
           batch.push_back({Space::kLog, log_node_key(s.begin, s.size), raw(s.hash), std::nullopt, true});
         }
       }
+      letters.carry_over(batch);
       batch.push_back({Space::kLog, std::string(kRightEdge), encode_edge(frontier), *edge ? (*edge)->etag : 0});
       auto committed = store.commit_and_wait(std::move(batch));
       if (!committed) {
@@ -423,15 +471,14 @@ struct TransparencyLog::Impl {
     return digits ? static_cast<int64_t>(*digits) : 0;
   }
 
-  // "p/<time>/<paymentId>/<seq>" and the head's hash: the leaf's bytes.
-  static Result<std::string> leaf_of(const std::string& key, const std::string& head) {
-    constexpr size_t kId = domain::kLogPendingPrefix.size() + domain::kLogPendingTimeDigits + 1;
-    auto slash = key.rfind('/');
-    auto seq = slash == std::string::npos ? Result<uint64_t>(tl::unexpected(Error{})) : number(key.substr(slash + 1));
-    if (!seq || slash <= kId) {
-      return make_error(ErrorCode::kInvalidArgument, "not a queue key");
+  // "p/<time>/<paymentId>/<seq>" and the queued head: the leaf's bytes.
+  static Result<std::string> leaf_of(const std::string& key, const std::string& value) {
+    auto at = domain::parse_log_pending_key(key);
+    auto head = domain::decode_queued_head(value);
+    if (!at || !head) {
+      return make_error(ErrorCode::kInvalidArgument, !at ? "not a queue key" : "not a queued head");
     }
-    return log_leaf(key.substr(kId, slash - kId), *seq, head);
+    return log_leaf(at->first, at->second, head->hash);
   }
 
   // A new tree head when the tree grew and the newest is at least an interval old.

@@ -1,5 +1,6 @@
 #include "idempay/receipts/log_audit.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "idempay/base/crypto.hpp"
@@ -186,17 +187,23 @@ private:
 
   // The audit entry a leaf names must be there, with the hash the leaf holds.
   Status check_chain(const std::string& place, const ParsedLeaf& leaf) {
-    auto entry = store_.get(Space::kAudit, domain::audit_key(leaf.payment_id, leaf.seq));
-    if (!entry) {
-      return tl::unexpected(entry.error());
+    // The batch holding entry `seq`: the last one that starts at or before it.
+    auto batch = store_.last_in(Space::kAudit, domain::audit_prefix(leaf.payment_id),
+                                domain::audit_key(leaf.payment_id, leaf.seq + 1));
+    if (!batch) {
+      return tl::unexpected(batch.error());
     }
     std::string what = place + " (payment " + leaf.payment_id + ", audit entry " + std::to_string(leaf.seq) + ")";
-    if (!*entry) {
+    auto entries = *batch ? domain::decode_audit_batch((*batch)->second.value)
+                          : Result<std::vector<domain::AuditEntry>>(std::vector<domain::AuditEntry>());
+    auto entry = entries ? std::find_if(entries->begin(), entries->end(),
+                                        [&leaf](const domain::AuditEntry& e) { return e.seq == leaf.seq; })
+                         : std::vector<domain::AuditEntry>::iterator();
+    if (entries && entry == entries->end()) {
       problem(what, "names an audit entry the store does not hold: the payment's history was removed");
       return {};
     }
-    auto decoded = domain::decode_audit((*entry)->value);
-    if (!decoded || decoded->hash != leaf.head_hex) {
+    if (!entries || entry->hash != leaf.head_hex) {
       problem(what, "the audit entry's hash is not the one the log holds: the history was rewritten");
     }
     return {};

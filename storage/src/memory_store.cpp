@@ -77,6 +77,25 @@ public:
         [](const std::string&) { return true; }, limit);
   }
 
+  Result<std::optional<Entry>> last_in(Keyspace ks, std::string_view from, std::string_view below) override {
+    if (ks.index >= spaces_.size()) {
+      return make_error(ErrorCode::kInvalidArgument, "no keyspace " + std::to_string(ks.index));
+    }
+    std::lock_guard lock(mutex_);
+    const auto& space = spaces_[ks.index];
+    auto it = space.lower_bound(std::string(below));
+    if (it == space.begin() || std::prev(it)->first < from) {
+      return std::optional<Entry>();
+    }
+    --it;
+    return std::optional<Entry>(Entry(it->first, it->second));
+  }
+
+  std::optional<Result<std::optional<Entry>>> last_in_if_in_memory(Keyspace ks, std::string_view from,
+                                                                  std::string_view below) override {
+    return last_in(ks, from, below);
+  }
+
 private:
   // Up to `limit` entries of `ks` in key order from `first(space)`, while `keep(key)`.
   template <class First, class Keep>

@@ -853,6 +853,19 @@ public:
     return rows_where(ks, "key > $1", {after}, limit);
   }
 
+  Result<std::optional<Entry>> last_in(Keyspace ks, std::string_view from, std::string_view below) override {
+    auto rows = rows_where(ks, "key >= $1 AND key < $2", {from, below}, 1, true);
+    if (!rows) {
+      return tl::unexpected(rows.error());
+    }
+    return rows->empty() ? std::optional<Entry>() : std::optional<Entry>(std::move(rows->front()));
+  }
+
+  std::optional<Result<std::optional<Entry>>> last_in_if_in_memory(Keyspace, std::string_view,
+                                                                  std::string_view) override {
+    return std::nullopt;  // every read asks the server
+  }
+
   void commit(Batch batch, CommitCallback done) override {
     if (read_only_) {
       return done(make_error(ErrorCode::kUnavailable, "the store is open read-only"));
@@ -867,10 +880,10 @@ public:
   }
 
 private:
-  // Up to `limit` rows of `ks` matching `condition`, in key order.
+  // Up to `limit` rows of `ks` matching `condition`, in key order (`newest_first`: reversed).
   Result<std::vector<std::pair<std::string, Versioned>>> rows_where(Keyspace ks, const std::string& condition,
                                                                       const std::vector<std::string_view>& params,
-                                                                      size_t limit) {
+                                                                      size_t limit, bool newest_first = false) {
     if (auto k = known(ks); !k) {
       return tl::unexpected(k.error());
     }
@@ -880,7 +893,7 @@ private:
     std::vector<std::string_view> all = params;
     all.push_back(limit_bytes);
     std::string sql = "SELECT value, etag, key FROM " + tables_.names[ks.index] + " WHERE " + condition
-                      + " ORDER BY key LIMIT $" + std::to_string(all.size());
+                      + (newest_first ? " ORDER BY key DESC LIMIT $" : " ORDER BY key LIMIT $") + std::to_string(all.size());
     return pool_->with([&](Connection& c) -> Result<std::vector<std::pair<std::string, Versioned>>> {
       auto r = c.query(sql, all);
       if (!r) {

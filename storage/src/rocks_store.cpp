@@ -207,7 +207,48 @@ public:
     return collect(ks, seek_past, [](const rocksdb::Slice&) { return true; }, limit);
   }
 
+  Result<std::optional<Entry>> last_in(Keyspace ks, std::string_view from, std::string_view below) override {
+    return *seek_last(rocksdb::ReadOptions(), ks, from, below);
+  }
+
+  std::optional<Result<std::optional<Entry>>> last_in_if_in_memory(Keyspace ks, std::string_view from,
+                                                                  std::string_view below) override {
+    rocksdb::ReadOptions memory_only;
+    memory_only.read_tier = rocksdb::kBlockCacheTier;
+    return seek_last(memory_only, ks, from, below);
+  }
+
 private:
+  // The last entry in [from, below); nullopt only for a memory-only read that needs the disk.
+  // The bounds also keep the iterator from stepping over deleted keys outside them.
+  std::optional<Result<std::optional<Entry>>> seek_last(rocksdb::ReadOptions options, Keyspace ks,
+                                                        std::string_view from, std::string_view below) {
+    using Answer = Result<std::optional<Entry>>;
+    if (auto k = known(ks); !k) {
+      return Answer(tl::unexpected(k.error()));
+    }
+    rocksdb::Slice lower(slice_of(from));
+    rocksdb::Slice upper(slice_of(below));
+    options.iterate_lower_bound = &lower;
+    options.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, cf(ks)));
+    it->SeekToLast();
+    if (it->status().IsIncomplete()) {
+      return std::nullopt;
+    }
+    if (!it->status().ok()) {
+      return Answer(tl::unexpected(unavailable(it->status())));
+    }
+    if (!it->Valid()) {
+      return Answer(std::optional<Entry>());
+    }
+    auto v = decode(std::string_view(it->value().data(), it->value().size()));
+    if (!v) {
+      return Answer(tl::unexpected(v.error()));
+    }
+    return Answer(std::optional<Entry>(Entry(it->key().ToString(), std::move(*v))));
+  }
+
   // Up to `limit` entries of `ks` in key order from where `seek` puts an iterator, while
   // `keep(key)`.
   template <class Seek, class Keep>

@@ -82,9 +82,11 @@ def test_tampering_and_deletion_are_detected(connector, tmp_path):
     assert out.returncode != 0 and "chain-1" in out.stdout and "altered" in out.stdout
     assert "chain-0" not in out.stdout and "chain-2" not in out.stdout
 
+    # A create's entries are stored per batch: 1-2 (received, started) under the first's key,
+    # 3 (processed) under its own.
     deleted = tmp_path / "deleted"
     shutil.copytree(connector.data_dir, deleted)
-    ldb(deleted / "rocksdb", "delete", "chain-2/0000000002")
+    ldb(deleted / "rocksdb", "delete", "chain-2/0000000001")
     out = run("audit", "verify", "--data-dir", str(deleted))
     assert out.returncode != 0 and "chain-2" in out.stdout and "missing" in out.stdout
     out = run("audit", "verify", "--payment", "chain-0", "--data-dir", str(deleted))
@@ -141,10 +143,10 @@ def test_stored_text_reaches_an_operators_terminal_escaped(connector, tmp_path):
     shutil.copytree(connector.data_dir, edited)
     db = edited / "rocksdb"
     raw = bytes.fromhex(ldb(db, "--value_hex", "get", "escape-1/0000000001")[2:])
-    version, entry = raw[:8], json.loads(raw[8:])  # the store's etag, then the entry
-    entry["detail"] = "ok\u001b[31m red\r\n  #99  event_processed  forged\u0000 \u009b2J \u202edesrever"
+    version, batch = raw[:8], json.loads(raw[8:])  # the store's etag, then the batch's entries
+    batch[0]["detail"] = "ok\u001b[31m red\r\n  #99  event_processed  forged\u0000 \u009b2J \u202edesrever"
     ldb(db, "--value_hex", "put", "escape-1/0000000001",
-        "0x" + (version + json.dumps(entry, ensure_ascii=False).encode()).hex())
+        "0x" + (version + json.dumps(batch, ensure_ascii=False).encode()).hex())
     for args in (("inspect", "escape-1"), ("inspect", "escape-1", "--json"), ("audit", "verify")):
         out = subprocess.run([BIN, *args, "--data-dir", str(edited)], capture_output=True)
         printed = out.stdout + out.stderr

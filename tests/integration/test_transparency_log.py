@@ -332,6 +332,17 @@ def test_audit_verify_replays_the_log_and_names_each_break(connector_factory, st
     assert out.returncode == 2, out.stdout
     assert "INCONSISTENT log, leaf" in out.stdout and "payment audit-2" in out.stdout and "removed" in out.stdout
 
+    # A payment's newest batch of entries removed (approved: its outcome). No copy of the head
+    # is stored beside the chain; the log holds the head it had, and the payment's stored
+    # state no longer matches its trail.
+    truncated, db = copy("truncated")
+    keys = [line.split(" : ")[0] for line in ldb(db, "audit", "scan", "--from=audit-1/", "--to=audit-1/~").splitlines()]
+    ldb(db, "audit", "delete", keys[-1])
+    out = audit_verify(truncated)
+    assert out.returncode == 2, out.stdout
+    assert "INCONSISTENT log, leaf" in out.stdout and "payment audit-1" in out.stdout and "removed" in out.stdout
+    assert "INCONSISTENT payment audit-1: stored state approved disagrees" in out.stdout, out.stdout
+
     # The log cut back: its last leaf gone.
     cut, db = copy("cut")
     last = f"n/00/{head['size'] - 1:016x}"
@@ -370,26 +381,23 @@ def test_audit_verify_replays_the_log_and_names_each_break(connector_factory, st
 
 def rebuild_chain(db, pid, signer):
     """Rewrites `pid`'s audit chain with its first entry naming `signer`, every hash and link
-    recomputed over the stored form (the hashed form followed by the hash)."""
+    recomputed over the stored form (the hashed form followed by the hash). Each key holds one
+    batch's entries, a JSON array."""
     prev = ""
-    seq = 0
     for line in ldb(db, "audit", "--value_hex", "scan", f"--from={pid}/", f"--to={pid}/9").splitlines():
         key, value = line.split(" : ")
         raw = bytes.fromhex(value[2:])
         etag, stored = raw[:8], raw[8:].decode()
-        hashed = stored[:stored.rindex(',"hash":')] + "}"
-        entry = json.loads(hashed)
-        seq = entry["seq"]
-        hashed = hashed.replace(f'"prev":"{entry["prev"]}"', f'"prev":"{prev}"')
-        if seq == 1:
-            hashed = hashed.replace(f'"signer":"{entry["signer"]}"', f'"signer":"{signer}"')
-        prev = hashlib.sha256(hashed.encode()).hexdigest()
-        rewritten = hashed[:-1] + f',"hash":"{prev}"}}'
-        ldb(db, "audit", "--value_hex", "put", key, "0x" + (etag + rewritten.encode()).hex())
-    head_key = f"{pid}/~head"
-    etag = bytes.fromhex(ldb(db, "audit", "--value_hex", "get", head_key)[2:])[:8]
-    head = json.dumps({"seq": seq, "hash": prev}, separators=(",", ":"))
-    ldb(db, "audit", "--value_hex", "put", head_key, "0x" + (etag + head.encode()).hex())
+        rewritten = []
+        for entry in json.loads(stored):
+            del entry["hash"]
+            entry["prev"] = prev
+            if entry["seq"] == 1:
+                entry["signer"] = signer
+            hashed = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+            prev = hashlib.sha256(hashed.encode()).hexdigest()
+            rewritten.append(hashed[:-1] + f',"hash":"{prev}"}}')
+        ldb(db, "audit", "--value_hex", "put", key, "0x" + (etag + ("[" + ",".join(rewritten) + "]").encode()).hex())
 
 
 def test_sigkill_while_co_signing_on_postgresql_never_publishes_a_head_backwards(connector_factory, stubs, pg_uri):

@@ -39,6 +39,16 @@ public:
     return inner_->scan_after(ks, after, limit);
   }
 
+  Result<std::optional<storage::Entry>> last_in(storage::Keyspace ks, std::string_view from,
+                                                std::string_view below) override {
+    return inner_->last_in(ks, from, below);
+  }
+  std::optional<Result<std::optional<storage::Entry>>> last_in_if_in_memory(storage::Keyspace ks,
+                                                                           std::string_view from,
+                                                                           std::string_view below) override {
+    return inner_->last_in_if_in_memory(ks, from, below);
+  }
+
 protected:
   /// Sees every batch handed to the store, before it is committed.
   virtual void watch(const storage::Batch&, bool /*riding_along*/) {}

@@ -123,6 +123,45 @@ TEST_F(LogTest, OnlyLeavesAndSubtreesOfAtLeast64LeavesAreStored) {
   EXPECT_TRUE(queued->empty() || queued->front().first.compare(0, 2, "p/") != 0) << "the queue was not emptied";
 }
 
+// A payment's own changes to the recovery index ride in its queue entries (domain::QueuedHead)
+// and reach the index as the sequencer takes them: a payment left in flight is indexed, one
+// resolved is removed, one that entered and left within the round is never written at all.
+TEST_F(LogTest, TheSequencerCarriesTheQueuesRecoveryLettersOverToTheIndex) {
+  auto queue = [&](const std::string& payment, uint64_t seq, int64_t time, char letter) {
+    std::string value = crypto::to_hex(crypto::sha256(payment + std::to_string(seq)));
+    if (letter != 0) {
+      value.push_back(letter);
+    }
+    return storage::Write{domain::Space::kLog, domain::log_pending_key(payment, seq, time), value, std::nullopt, true};
+  };
+  auto indexed = [&](const std::string& payment) {
+    return store_->get(domain::Space::kRecovery, domain::recovery_key(payment)).value().has_value();
+  };
+  ASSERT_TRUE(store_->commit_and_wait({{domain::Space::kRecovery, domain::recovery_key("old"), "", std::nullopt, true}}));
+  ASSERT_TRUE(store_->commit_and_wait({queue("in-flight", 2, 1'000, domain::kLeftUnresolved),
+                                       queue("answered", 2, 1'001, domain::kLeftUnresolved),
+                                       queue("answered", 3, 1'002, domain::kResolved),
+                                       queue("old", 9, 1'003, domain::kResolved),
+                                       queue("plain", 1, 1'004, 0)}));
+  // Read before the round: recovery finds the payment still in flight in the queue alone.
+  auto letters = domain::recovery_letters_in_queue(*store_).value();
+  EXPECT_EQ(letters, (std::map<std::string, char>{{"answered", 'r'}, {"in-flight", 'u'}, {"old", 'r'}}));
+
+  TransparencyLog log(*store_, keys_, options());
+  ASSERT_TRUE(log.round());
+  EXPECT_TRUE(indexed("in-flight"));
+  EXPECT_FALSE(indexed("answered"));
+  EXPECT_FALSE(indexed("old"));
+  EXPECT_FALSE(indexed("plain"));
+  EXPECT_TRUE(domain::recovery_letters_in_queue(*store_).value().empty());
+  EXPECT_EQ(LogReader(*store_).size().value(), 5u);  // every entry a leaf, letter or not
+
+  // Resolved in a later round: its key goes then.
+  ASSERT_TRUE(store_->commit_and_wait({queue("in-flight", 3, 2'000, domain::kResolved)}));
+  ASSERT_TRUE(log.round());
+  EXPECT_FALSE(indexed("in-flight"));
+}
+
 std::string head_key(uint64_t size) {
   char key[24];
   std::snprintf(key, sizeof key, "t/%016llx", static_cast<unsigned long long>(size));

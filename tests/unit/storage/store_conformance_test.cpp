@@ -574,6 +574,34 @@ TYPED_TEST(StoreConformanceTest, MemoryOnlyLookupsAnswerLikeGet) {
   EXPECT_FALSE(**absent);
 }
 
+// The last key of a range: the greatest at or after `from` and before `below`, never one outside
+// it, deleted keys skipped; what the newest batch of an audit trail is found by.
+TYPED_TEST(StoreConformanceTest, LastInARangeIsItsGreatestKey) {
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "a/1", "x", 0},
+                                            {Space::kAudit, "p/0000000001", "one", 0},
+                                            {Space::kAudit, "p/0000000003", "three", 0},
+                                            {Space::kAudit, "p/0000000007", "seven", 0},
+                                            {Space::kAudit, "p/~tally", "t", 0},
+                                            {Space::kAudit, "q/0000000001", "other", 0}}));
+  auto last = [&](std::string_view from, std::string_view below) {
+    auto got = this->store->last_in(Space::kAudit, from, below).value();
+    return got ? got->first + "=" + got->second.value : std::string("none");
+  };
+  EXPECT_EQ(last("p/", "p/~"), "p/0000000007=seven");
+  EXPECT_EQ(last("p/", "p/0000000007"), "p/0000000003=three");
+  EXPECT_EQ(last("p/", "p/0000000003"), "p/0000000001=one");
+  EXPECT_EQ(last("p/", "p/0000000001"), "none");
+  EXPECT_EQ(last("r/", "r/~"), "none");
+  EXPECT_EQ(last("b/", "b/~"), "none");  // a key before the range is not in it
+  ASSERT_TRUE(this->store->commit_and_wait({{Space::kAudit, "p/0000000007", std::nullopt, std::nullopt}}));
+  EXPECT_EQ(last("p/", "p/~"), "p/0000000003=three");
+  if constexpr (TypeParam::kHasMemoryTier) {
+    auto memory = this->store->last_in_if_in_memory(Space::kAudit, "p/", "p/~");
+    ASSERT_TRUE(memory && *memory && **memory);
+    EXPECT_EQ((**memory)->first, "p/0000000003");
+  }
+}
+
 // Obsolete files are deleted at a bounded rate (freeing a large file's blocks at once held the
 // WAL's sync on a file system with online discard), but they are deleted: the log a reopen
 // replays into a table file, and a file a killed process left half deleted.

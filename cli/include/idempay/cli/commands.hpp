@@ -38,7 +38,8 @@ Command add_audit(CLI::App& root);
 Command add_receipt(CLI::App& root);
 /// `idempay keys show`: the anchor, every key receipts were signed with.
 Command add_keys(CLI::App& root);
-/// `idempay migrate --store postgresql://...`: the PostgreSQL schema created or upgraded.
+/// `idempay migrate [--data-dir DIR | --store URI]`: the PostgreSQL schema and the stored form
+/// brought to this release's (domain/stored_form.hpp).
 Command add_migrate(CLI::App& root);
 /// `idempay copy-store --from URI --to URI`: a stopped connector's store into an empty one.
 Command add_copy_store(CLI::App& root);

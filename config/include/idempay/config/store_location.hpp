@@ -20,8 +20,11 @@ struct StoreLocation {
 /// kInvalidArgument for a URI of another kind.
 Result<StoreLocation> parse_store_location(const std::string& store, const std::string& data_dir);
 
-/// `read_only`: for tools on a running connector's store (no lock; commits refused).
-/// `migrate`: PostgreSQL's schema is created or upgraded first.
+/// `read_only`: for tools on a running connector's store (no lock; commits refused; every
+/// stored format this release knows is read as it is).
+/// `migrate`: PostgreSQL's schema is created or upgraded first, then the stored form brought to
+/// this release's format (domain/stored_form.hpp); without it a store of another format is
+/// refused (kIllegalState).
 Result<std::unique_ptr<storage::Store>> open_store_at(const StoreLocation& at, bool read_only, bool migrate = true);
 
 /// What a log line may say about the store: the kind and, for RocksDB, the directory.

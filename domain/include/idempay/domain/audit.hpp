@@ -1,7 +1,11 @@
 #pragma once
-// The audit trail: per payment, a hash chain of entries in the `audit` keyspace under
-// "<paymentId>/<seq, 10 digits>", plus a head "<paymentId>/~head" naming the last entry.
+// The audit trail: per payment, a hash chain of entries in the `audit` keyspace. The entries a
+// batch appends to one payment's chain are stored together, as a JSON array under
+// "<paymentId>/<seq of the first, 10 digits>"; the chain's head is its last stored entry.
+// (Stores of format 1 hold one entry per key, a JSON object, and a copy of the head under
+// "<paymentId>/~head": both are still read.)
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -71,7 +75,10 @@ struct AuditEntry {
 AuditEntry audit_entry(AuditKind kind, std::string ref, std::string fingerprint = {}, std::string_view before = {},
                        std::string_view after = {}, std::string detail = {});
 
+/// The key of the batch whose first entry is `seq` (format 1: of the entry `seq`).
 std::string audit_key(const std::string& payment_id, uint64_t seq);
+/// Every key of a payment's entries sorts at or after audit_prefix and before this one.
+std::string audit_entries_end(const std::string& payment_id);
 /// The transparency log's queue: each batch that moves a chain's head leaves one entry under
 /// this key in Space::kLog (the head's hash, hex), which the log's sequencer appends as a
 /// leaf and removes (receipts/). A batch's last head only: no other is ever stored, so no
@@ -83,11 +90,44 @@ std::string log_pending_key(const std::string& payment_id, uint64_t seq, int64_t
 std::string log_pending_from(int64_t time_ms);
 inline constexpr std::string_view kLogPendingPrefix = "p/";
 inline constexpr size_t kLogPendingTimeDigits = 13;
-std::string audit_head_key(const std::string& payment_id);
+/// Format 1's copy of the head: no longer written; `idempay migrate` removes them.
+std::string legacy_audit_head_key(const std::string& payment_id);
+
+/// A queued head, as the queue entry's value holds it: the head's hash (hex), then, for a
+/// batch that moved the payment in or out of the recovery index, one letter: `u` it left the
+/// payment's acquirer outcome unknown (a new payment), `r` it resolved it. The sequencer
+/// carries the letter over to the recovery index (Space::kRecovery) as it takes the entry, so
+/// that a create writes no recovery key of its own: until then start-up recovery finds the
+/// payment in the queue (recovery_flags_in_queue).
+struct QueuedHead {
+  std::string hash;
+  char recovery = 0;  ///< 0, kLeftUnresolved or kResolved
+};
+inline constexpr char kLeftUnresolved = 'u';
+inline constexpr char kResolved = 'r';
+Result<QueuedHead> decode_queued_head(std::string_view value);
+/// A queue key's paymentId and seq; kInvalidArgument if it is not one.
+Result<std::pair<std::string, uint64_t>> parse_log_pending_key(std::string_view key);
+
+/// Moves the payment's own recovery-index write out of `batch` into the letter of the batch's
+/// queue entry for the log (QueuedHead), when the batch has one: one key fewer per batch, and
+/// no delete at all for a payment resolved before the sequencer took its first entry. A batch
+/// without a queue entry keeps the write. Operations' keys in the index are left as they are.
+void fold_recovery_into_log_queue(const std::string& payment_id, storage::Batch& batch);
+
+/// What the log's queue still says of the recovery index: per payment, the letter of its
+/// newest queued entry that carries one. Whoever reads the index reads this first: an entry
+/// the sequencer takes meanwhile is then seen here or there, never in neither.
+Result<std::map<std::string, char>> recovery_letters_in_queue(storage::Store& store);
 std::string audit_prefix(const std::string& payment_id);
+/// True for a key under audit_prefix(payment_id) that holds entries (not the tally, nor a
+/// format 1 head).
+bool is_entries_key(std::string_view key, std::string_view prefix);
 
 std::string encode(const AuditEntry& e);
 Result<AuditEntry> decode_audit(std::string_view json);
+/// The entries of one stored value: a batch (array) or, from a store of format 1, one entry.
+Result<std::vector<AuditEntry>> decode_audit_batch(std::string_view json);
 std::string compute_hash(const AuditEntry& e);  ///< the hash `e` must carry
 /// Sets `e.hash` and returns the stored form, `encode(e)`, serialising the fields only once.
 std::string seal(AuditEntry& e);
@@ -99,6 +139,8 @@ struct AuditHead {
 };
 std::string encode(const AuditHead& h);
 Result<AuditHead> decode_head(std::string_view json);
+/// The head a stored value leaves: its last entry's position.
+Result<AuditHead> head_of(std::string_view stored_entries);
 
 // -- repeated arrivals, counted ----------------------------------------------------------------
 //
@@ -168,31 +210,28 @@ private:
 /// Appends entries to one payment's chain in memory and yields the writes that store them.
 class AuditChain {
 public:
-  /// `head_etag`: the stored head's version, for a guarded chain.
-  void reset(AuditHead head, uint64_t head_etag = 0) {
-    head_ = std::move(head);
-    head_etag_ = head_etag;
-  }
+  void reset(AuditHead head) { head_ = std::move(head); }
   const AuditHead& head() const { return head_; }
 
   /// When several instances share the store, two of them may append to one payment's chain:
-  /// a guarded chain conditions each batch's head write on the head it was chained from, so
-  /// that a batch chained from a stale head fails whole instead of forking the chain.
+  /// a guarded chain puts each batch's key only where none is. Two batches chained from the
+  /// same head start at the same seq, so have the same key: the second fails whole instead of
+  /// forking the chain.
   void guard(bool on) { guarded_ = on; }
 
   /// Entries appended from now on name the key `signer` holds at the time (none: unsigned).
   void sign_as(const AuditSigner* signer) { signer_ = signer; }
 
-  /// Adds an entry and returns it; `writes` receives the entry and the new head. The entry is
-  /// stamped with the time now unless it carries one (an arrival answered earlier, an entry
-  /// chained again after a lost race).
+  /// Adds an entry and returns it; `writes` receives it, in the key of the entries `writes`
+  /// already holds for this payment or in a new one. The entry is stamped with the time now
+  /// unless it carries one (an arrival answered earlier, an entry chained again after a lost
+  /// race).
   AuditEntry append(const std::string& payment_id, AuditEntry entry, storage::Batch& writes);
 
 private:
   void queue_for_log(const std::string& payment_id, int64_t time_ms, storage::Batch& writes) const;
 
   AuditHead head_;
-  uint64_t head_etag_ = 0;  // guarded: the head's version once the batches handed out commit
   bool guarded_ = false;
   const AuditSigner* signer_ = nullptr;
 };

@@ -14,11 +14,23 @@
 
 namespace idempay::domain {
 
-/// One lookup: nullopt when it would have to wait for the disk (memory-only lookups).
-using Lookup = std::function<std::optional<Result<std::optional<storage::Versioned>>>(storage::Keyspace,
-                                                                                     std::string_view)>;
-Lookup memory_lookup(storage::Store& store);  ///< get_if_in_memory
-Lookup disk_lookup(storage::Store& store);    ///< get: always answers
+/// The store's reads, from memory only or not: a memory-only read answers nullopt when it would
+/// have to wait for the disk.
+class Lookup {
+public:
+  Lookup(storage::Store& store, bool memory_only) : store_(&store), memory_only_(memory_only) {}
+  /// The key's value (Store::get).
+  std::optional<Result<std::optional<storage::Versioned>>> operator()(storage::Keyspace ks, std::string_view key) const;
+  /// The greatest key in [from, below) and its value (Store::last_in).
+  std::optional<Result<std::optional<storage::Entry>>> last_in(storage::Keyspace ks, std::string_view from,
+                                                               std::string_view below) const;
+
+private:
+  storage::Store* store_;
+  bool memory_only_;
+};
+inline Lookup memory_lookup(storage::Store& store) { return Lookup(store, true); }  ///< never waits
+inline Lookup disk_lookup(storage::Store& store) { return Lookup(store, false); }   ///< always answers
 
 /// A payment as stored: its record (none for a paymentId never written), the record's etag,
 /// and its audit chain's head and unsealed arrival counts.
@@ -26,7 +38,6 @@ struct PaymentSnapshot {
   std::optional<PaymentRecord> record;
   uint64_t etag = 0;
   AuditHead head;
-  uint64_t head_etag = 0;  ///< the head's version (0: no chain yet)
   ArrivalTally tally;
 };
 

@@ -31,6 +31,9 @@ struct Versioned {
   uint64_t etag = 0;
 };
 
+/// A stored key and its value.
+using Entry = std::pair<std::string, Versioned>;
+
 /// One write of an atomic batch. `expected_etag` is the compare-and-swap condition:
 /// nullopt writes unconditionally, 0 requires the key to be absent (put-if-absent),
 /// n requires the current etag to be n. `value` nullopt deletes the key.
@@ -95,6 +98,14 @@ public:
   /// page by page (start with `after` empty; every key the connector writes is non-empty).
   virtual Result<std::vector<std::pair<std::string, Versioned>>> scan_after(Keyspace ks, std::string_view after,
                                                                               size_t limit) = 0;
+
+  /// The entry with the greatest key in [`from`, `below`), nullopt if there is none: the newest
+  /// of a series of keys that sort in the order they were written (an audit trail's batches).
+  virtual Result<std::optional<Entry>> last_in(Keyspace ks, std::string_view from, std::string_view below) = 0;
+
+  /// `last_in` from memory only, like `get_if_in_memory`: nullopt when the answer needs the disk.
+  virtual std::optional<Result<std::optional<Entry>>> last_in_if_in_memory(Keyspace ks, std::string_view from,
+                                                                          std::string_view below) = 0;
 
   /// Blocking commit for tools and tests; never call it from an actor or an I/O thread.
   CommitResult commit_and_wait(Batch batch);
