@@ -59,7 +59,7 @@ Result<std::unique_ptr<storage::Store>> open_store_at(const StoreLocation& at, b
   if (!migrated) {
     return tl::unexpected(migrated.error());
   }
-  if (migrated->from != domain::kStoredFormat) {
+  if (migrated->from != 0 && migrated->from != domain::kStoredFormat) {
     spdlog::info("store: stored form migrated from format {} to {} ({} keys of the old form removed)", migrated->from,
                  domain::kStoredFormat, migrated->removed);
   }

@@ -95,6 +95,13 @@ Result<Migration> migrate_stored_form(storage::Store& store) {
   if (*format == kStoredFormat) {
     return m;
   }
+  auto any_payment = store.scan(Space::kPayments, "", 1);
+  if (!any_payment) {
+    return tl::unexpected(any_payment.error());
+  }
+  if (!*stored && any_payment->empty()) {
+    m.from = 0;  // a new store: nothing of an older form to remove
+  }
   auto removed = remove_head_copies(store);
   if (!removed) {
     return tl::unexpected(removed.error());

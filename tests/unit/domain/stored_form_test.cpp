@@ -87,7 +87,9 @@ TEST(StoredFormTest, ANewerFormatIsRefusedNotMisread) {
 // A new store is recorded at this release's format when first migrated (serve does it at start).
 TEST(StoredFormTest, ANewStoreIsRecordedAtTheCurrentFormat) {
   auto store = storage::make_memory_store(keyspace_names());
-  ASSERT_TRUE(migrate_stored_form(*store));
+  auto recorded = migrate_stored_form(*store);
+  ASSERT_TRUE(recorded);
+  EXPECT_EQ(recorded->from, 0) << "a new store, not one of format 1";
   EXPECT_EQ(stored_format(*store).value(), kStoredFormat);
 }
 

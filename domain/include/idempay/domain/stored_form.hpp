@@ -29,7 +29,7 @@ Result<int64_t> stored_format(storage::Store& store);
 
 /// What a migration did.
 struct Migration {
-  int64_t from = 0;
+  int64_t from = 0;  ///< the format found; 0 for a new store
   size_t removed = 0;  ///< keys of the older form removed
 };
 
