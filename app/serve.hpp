@@ -17,7 +17,7 @@ struct ServeConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./data";
   std::string store;  ///< "rocksdb:DIR" or "postgresql://..."; empty = rocksdb under data_dir
-  bool no_migrate = false;  ///< PostgreSQL: do not create or upgrade the schema at start
+  bool no_migrate = false;  ///< neither the PostgreSQL schema nor the stored form upgraded at start
   std::string acquirer = "stub";
   int64_t acquirer_timeout_ms = 10'000;
   int64_t answer_deadline_ms = 4'500;

@@ -16,7 +16,7 @@ cli::Command add_serve(CLI::App& root) {
                 "rocksdb:DIR (default: DATA_DIR/rocksdb) or postgresql://... (a libpq URI; postgresql: alone "
                 "uses the PG* environment variables)")
       ->envname("IDEMPAY_STORE");
-  s->add_flag("--no-migrate", serve.no_migrate, "PostgreSQL: do not create or upgrade the schema at start")
+  s->add_flag("--no-migrate", serve.no_migrate, "do not upgrade the PostgreSQL schema or the stored form at start: a store of another format is refused")
       ->envname("IDEMPAY_NO_MIGRATE");
   s->add_option("--acquirer", serve.acquirer, "'stub' (in-process) or the URL of an acquirer")
       ->envname("IDEMPAY_ACQUIRER")->capture_default_str();
