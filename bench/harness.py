@@ -27,7 +27,8 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
              over distinct payments and each next to nginx for the same windows
 Each create/replay/settle round alternates with nginx, and each idempay run starts once the
 server is idle again (the previous run's flushes, compactions and passivations done, or 20 s
-passed); the table shows medians with min-max, p50/p99 latency, the ratios to the ceilings and the
+passed); with --baseline OLD_BINARY, OLD_BINARY's creates and replays are alternated with them
+and the targets table shows both builds; the table shows medians with min-max, p50/p99 latency, the ratios to the ceilings and the
 server's CPU per request next to nginx's (the sustained windows also give each window's p99
 over the mean latency Little's law gives for its rate). Writes results.csv, results.json and
 results.png (gnuplot). A benchmark, not a test: nothing here asserts on a number.
@@ -355,21 +356,32 @@ def throughput_rounds(binary, work, opts, runs):
             print(f"settle-base-{i}, attempt {attempt + 1}: {status} {answer[:300].decode(errors='replace')}")
             time.sleep(1)
     server.post("/payments", create_body("replay-1"))
+    # A previous build (--baseline), its creates and replays alternated with this one's.
+    baseline = Idempay(opts.baseline, work, "baseline") if opts.baseline else None
+    if baseline:
+        baseline.post("/payments", create_body("replay-1"))
     c = opts.connections
     # Each idempay run starts from an idle server, as nginx's do: otherwise a scenario pays for
-    # the flushes, compactions and passivations the one before it left behind.
-    def measured(scenario, script, args):
-        server.wait_idle()
-        runs[scenario].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
-                                       lambda: wrk(f"{server.url}/payments", opts.duration, c, script, args),
-                                       pid_by_part=server.proc.pid))
+    # the flushes, compactions and passivations the one before it left behind (the other
+    # build's too, when two are alternated).
+    def measured(scenario, script, args, on=server):
+        for s in (server, baseline):
+            if s:
+                s.wait_idle()
+        runs[scenario].append(with_cpu(lambda: cpu_seconds_of(on.proc.pid),
+                                       lambda: wrk(f"{on.url}/payments", opts.duration, c, script, args),
+                                       pid_by_part=on.proc.pid))
 
     for r in range(opts.rounds):
         runs["nginx"].append(with_cpu(lambda: tree_cpu_seconds(nginx.proc.pid),
                                       lambda: wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration, c,
                                                   "create_distinct.lua", [f"n{r}"])))
         measured("create", "create_distinct.lua", [f"r{r}"])
+        if baseline:
+            measured("baseline_create", "create_distinct.lua", [f"b{r}"], on=baseline)
         measured("replay", "create_replay.lua", ["replay-1"])
+        if baseline:
+            measured("baseline_replay", "create_replay.lua", ["replay-1"], on=baseline)
         measured("settle", "settle.lua", [f"s{r}"])
     # Paced at half the measured create rate: wrk's delay() pauses each connection between
     # requests, so the rate is connections / (pause + latency); the achieved rate is reported.
@@ -379,6 +391,8 @@ def throughput_rounds(binary, work, opts, runs):
     for r in range(opts.rounds):
         measured("half", "create_distinct.lua", [f"run=h{r}", f"delay={pause_ms}"])
     nginx.stop()
+    if baseline:
+        baseline.stop()
     receipts = receipt_cost(server, [f"settle-base-{i}" for i in range(1000)], 200 if opts.quick else 3000)
     payments = 1001 + sum(run["requests"] for run in runs["create"] + runs["half"])
     return {"payments_stored": payments, "rss_mb": round(server.rss_mb(), 1), "receipts": receipts,
@@ -921,7 +935,10 @@ def sustained_report(s):
 
 
 LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create Payment, distinct ids"),
-          ("replay", "Create Payment, replay of one id"), ("settle", "Settle, distinct requestIds"),
+          ("baseline_create", "Create Payment, distinct ids (--baseline build)"),
+          ("replay", "Create Payment, replay of one id"),
+          ("baseline_replay", "Create Payment, replay of one id (--baseline build)"),
+          ("settle", "Settle, distinct requestIds"),
           ("half", "Create Payment at half the create rate"),
           ("latency", "Create Payment, stub 100 ms, 1000 conn."),
           ("stub_create", "Create Payment, in-process stub (next to the adapters)"),
@@ -1073,14 +1090,15 @@ def targets_report(rows, extra):
 
     nginx = by.get("nginx", {}).get("cpu_us")
     if nginx:
-        create, replay = by.get("create"), by.get("replay")
-        if create:
-            target("create, CPU per request / nginx's", create["cpu_us"] / nginx, 6)
-            for part, limit in (("store", 2.5), ("actors", 1.5), ("http", 2.5)):
-                if create.get("cpu_parts_us"):
-                    target(f"  its {part} part", create["cpu_parts_us"][part] / nginx, limit)
-        if replay:
-            target("replay, CPU per request / nginx's", replay["cpu_us"] / nginx, 1.5)
+        for prefix, build in (("", ""), ("baseline_", " (--baseline build)")):
+            create, replay = by.get(prefix + "create"), by.get(prefix + "replay")
+            if create:
+                target(f"create{build}, CPU per request / nginx's", create["cpu_us"] / nginx, 6)
+                for part, limit in (("store", 2.5), ("actors", 1.5), ("http", 2.5)):
+                    if create.get("cpu_parts_us"):
+                        target(f"  its {part} part", create["cpu_parts_us"][part] / nginx, limit)
+            if replay:
+                target(f"replay{build}, CPU per request / nginx's", replay["cpu_us"] / nginx, 1.5)
     s = extra.get("sustained")
     for name in ("create", "mix"):
         if s and name in s:
@@ -1163,6 +1181,8 @@ set xtics norotate
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=str(ROOT / "build-bench" / "idempay"))
+    ap.add_argument("--baseline", help="a previous build of idempay: its creates and replays are alternated with "
+                                       "--binary's in the throughput rounds, and the targets shown for both")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
     ap.add_argument("--connections", type=int, default=32)

@@ -30,8 +30,9 @@ inline storage::KeyspaceNames keyspace_names() {
           "audit",    "meta",       "recovery",    "references", "watches", "log"};
 }
 
-/// The keyspaces whose point reads only look up keys that exist: an audit chain's head is
-/// read only for a payment whose record exists (a new paymentId costs a read of `payments`).
+/// The keyspaces whose point reads only look up keys that exist: a chain's head is found by a
+/// seek to its last batch, and only for a payment whose record exists (a new paymentId costs a
+/// read of `payments`), so the audit keyspace's filters would serve no lookup.
 inline storage::KeyspaceNames keyspaces_read_only_for_existing_keys() { return {"audit"}; }
 
 }  // namespace idempay::domain
