@@ -2,6 +2,7 @@
 format 1, tests/data/format1) is read as it is, migrated by `idempay migrate` or at start, and
 then answers every request as that release did, charges nothing again, reconciles what it left
 in flight, and verifies — also when the migration was killed halfway."""
+import gzip
 import json
 import pathlib
 import shutil
@@ -10,20 +11,23 @@ import tarfile
 import time
 
 from conftest import APP_KEY, APP_TOKEN, BIN, create_body, ledger
+from test_postgres import pg_uri, psql  # noqa: F401 (a fixture)
 
 FORMAT1 = pathlib.Path(__file__).resolve().parent.parent / "data" / "format1"
 
 
-def format1_store(connector_factory, stub):
-    """A connector's directory holding the previous release's store, stopped; its merchant's
-    acquirer `main` (the one its payments name) is `stub`."""
+def format1_store(connector_factory, stub, extra_args=()):
+    """A connector's directory holding the previous release's RocksDB store, stopped (with
+    `--store URI` in `extra_args`, a data directory of its own: the store is the database's);
+    its merchant's acquirer `main` (the one its payments name) is `stub`."""
     acquirers = [{"name": "main", "kind": "http", "url": stub.url}]
     c = connector_factory(acquirer=stub.url, merchants=[{"name": "shop", "appKey": APP_KEY, "appToken": APP_TOKEN,
-                                                         "acquirers": acquirers}])
+                                                         "acquirers": acquirers}], extra_args=extra_args)
     c.process.terminate()
-    shutil.rmtree(c.data_dir)
-    with tarfile.open(FORMAT1 / "store.tar.gz") as tar:
-        tar.extractall(c.dir)
+    if "--store" not in extra_args:
+        shutil.rmtree(c.data_dir)
+        with tarfile.open(FORMAT1 / "store.tar.gz") as tar:
+            tar.extractall(c.dir)
     return c
 
 
@@ -51,7 +55,7 @@ def assert_answers_as_before(c):
         assert (status, raw.decode()) == (sent["status"], sent["answer"]), sent["path"] + " " + json.dumps(sent["body"])
 
 
-def assert_serves_the_old_store(c, stub):
+def assert_serves_the_old_store(c, stub, where=None):
     c.start()
     assert_answers_as_before(c)
     book = ledger(stub)["authorizations"]
@@ -72,7 +76,7 @@ def assert_serves_the_old_store(c, stub):
     status, raw, _ = c.post("/payments", create_body("f2-new"))
     assert status == 200 and json.loads(raw)["status"] == "approved", raw
     c.process.terminate()
-    verified = run("audit", "verify", "--data-dir", str(c.data_dir))
+    verified = run("audit", "verify", *(where or ["--data-dir", str(c.data_dir)]))
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -123,3 +127,26 @@ def Process_exit(c, extra):
     out = subprocess.run([BIN, *c.args, *extra], capture_output=True, text=True, timeout=30)
     assert out.returncode != 0
     return out.stdout + out.stderr
+
+
+def test_a_postgresql_schema_of_the_previous_release_is_migrated_and_answers_as_it_did(connector_factory, stubs,
+                                                                                        pg_uri):
+    """The same payments, made by the previous release on PostgreSQL and dumped with pg_dump
+    (tests/data/format1/postgresql.sql.gz), restored into an empty database."""
+    stub = stubs()
+    with gzip.open(FORMAT1 / "postgresql.sql.gz", "rt") as dump:
+        subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", pg_uri], input=dump.read(), text=True,
+                       check=True, capture_output=True)
+    heads = "SELECT count(*) FROM idempay.kv_audit WHERE key LIKE '%/~head'::bytea"
+    assert psql(pg_uri, heads).strip() == "45"
+    before = run("audit", "verify", "--store", pg_uri)
+    assert before.returncode == 0, before.stdout + before.stderr
+
+    migrated = run("migrate", "--store", pg_uri)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "the schema is up to date" in migrated.stdout and "the store holds format 2" in migrated.stdout
+    assert "migrated from format 1 to 2 (45 keys of the old form removed)" in migrated.stderr
+    assert psql(pg_uri, heads).strip() == "0"
+    # One instance name across its starts: a lease its first start took is its own at the next.
+    c = format1_store(connector_factory, stub, extra_args=["--store", pg_uri, "--instance", "format1"])
+    assert_serves_the_old_store(c, stub, where=["--store", pg_uri])
