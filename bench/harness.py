@@ -51,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LUA = ROOT / "bench" / "lua"
@@ -501,16 +502,26 @@ def postgres_rounds(binary, work, opts, runs, extra):
     pg_local = str(ROOT / "scripts" / "pg-local.sh")
     uri = subprocess.run([pg_local, "start", str(pg_dir)], capture_output=True, text=True, check=True).stdout.strip()
     try:
+        baseline = None
+        if opts.baseline:  # the older build on a database of its own in the same cluster
+            subprocess.run(["psql", "-X", "-q", uri, "-c", "CREATE DATABASE baseline"], check=True)
+            baseline = Idempay(opts.baseline, work, "postgresql-baseline",
+                               ["--store", urllib.parse.urlunsplit(urllib.parse.urlsplit(uri)._replace(path="/baseline"))])
         for count in (1, 2, 3):
             servers = [Idempay(binary, work, f"postgresql{count}-{i}", ["--store", uri]) for i in range(count)]
             if count == 1:
                 servers[0].post("/payments", create_body("pg-replay-1"))
             for r in range(opts.rounds):
-                for server in servers:
+                for server in servers + ([baseline] if baseline and count == 1 else []):
                     server.wait_idle()
                 scenario = "pg_create" if count == 1 else f"pg_create_{count}"
                 runs[scenario].append(wrk_across([f"{s.url}/payments" for s in servers], opts.duration,
                                                  opts.connections, "create_distinct.lua", [f"pg{count}r{r}"]))
+                if count == 1 and baseline:
+                    baseline.wait_idle()
+                    runs["baseline_pg_create"].append(wrk(f"{baseline.url}/payments", opts.duration, opts.connections,
+                                                          "create_distinct.lua", [f"pgbr{r}"]))
+                    extra.setdefault("baseline_pg_create_rps", []).append(runs["baseline_pg_create"][-1]["rps"])
                 if count == 1:
                     runs["pg_replay"].append(wrk(f"{servers[0].url}/payments", opts.duration, opts.connections,
                                                  "create_replay.lua", ["pg-replay-1"]))
@@ -519,6 +530,8 @@ def postgres_rounds(binary, work, opts, runs, extra):
                     extra.setdefault("pgbench_rounds", []).append(pgbench(uri, work, opts.duration, opts.connections))
             for server in servers:
                 server.stop()
+            if baseline and count == 1:
+                baseline.stop()
         extra["pgbench_tps"] = statistics.median(extra["pgbench_rounds"])
     finally:
         subprocess.run([pg_local, "stop", str(pg_dir)], capture_output=True)
@@ -946,6 +959,7 @@ LABELS = [("nginx", "nginx, static answer (HTTP ceiling)"), ("create", "Create P
           ("adyen_create", "card Create Payment, Adyen adapter, fake Adyen"),
           ("adyen_boleto_create", "boleto Create Payment, Adyen adapter, fake Adyen"),
           ("pg_create", "Create Payment on PostgreSQL, 1 instance"),
+          ("baseline_pg_create", "Create Payment on PostgreSQL, 1 instance (--baseline build)"),
           ("pg_create_2", "Create Payment on PostgreSQL, 2 instances"),
           ("pg_create_3", "Create Payment on PostgreSQL, 3 instances"),
           ("pg_replay", "Create Payment replay on PostgreSQL, 1 instance")]
@@ -1121,10 +1135,12 @@ def targets_report(rows, extra):
             target(f"{label}: connector CPU per create / the stub path's", by[name]["cpu_us"] / stub, 2)
     pg_rounds = extra.get("pgbench_rounds")
     if pg_rounds and "pg_create" in by:
-        ratios = [r / b for r, b in zip(extra.get("pg_create_rps", []), pg_rounds)]
-        if ratios:
-            lines.append(f"  PostgreSQL, 1 instance / pgbench per round: " + ", ".join(f"{x:.0%}" for x in ratios) +
-                         f"; >= 70% in {sum(x >= 0.7 for x in ratios)} of {len(ratios)} rounds")
+        for key, build in (("pg_create_rps", ""), ("baseline_pg_create_rps", " (--baseline build)")):
+            ratios = [r / b for r, b in zip(extra.get(key, []), pg_rounds)]
+            if ratios:
+                lines.append(f"  PostgreSQL{build}, 1 instance / pgbench per round: " +
+                             ", ".join(f"{x:.0%}" for x in ratios) +
+                             f"; >= 70% in {sum(x >= 0.7 for x in ratios)} of {len(ratios)} rounds")
     if lines:
         print("targets (issue: cost per payment, second round):")
         print("\n".join(lines))
