@@ -79,9 +79,11 @@ bool is_queued_head_of(const storage::Write& w, const std::string& payment_id) {
 }  // namespace
 
 void fold_recovery_into_log_queue(const std::string& payment_id, storage::Batch& batch) {
-  const std::string key = recovery_key(payment_id);
-  auto indexed = std::find_if(batch.begin(), batch.end(), [&key](const storage::Write& w) {
-    return w.keyspace == Space::kRecovery && w.key == key;
+  // recovery_key(payment_id), "<paymentId>/", matched without making it: this runs on every
+  // commit of a payment's actor, and most have no recovery write.
+  auto indexed = std::find_if(batch.begin(), batch.end(), [&payment_id](const storage::Write& w) {
+    return w.keyspace == Space::kRecovery && w.key.size() == payment_id.size() + 1 && w.key.back() == '/' &&
+           w.key.compare(0, payment_id.size(), payment_id) == 0;
   });
   auto queued = std::find_if(batch.rbegin(), batch.rend(),
                              [&payment_id](const storage::Write& w) { return is_queued_head_of(w, payment_id); });
@@ -92,36 +94,63 @@ void fold_recovery_into_log_queue(const std::string& payment_id, storage::Batch&
   batch.erase(indexed);
 }
 
+void RecoveryLetters::add(const std::string& payment_id, uint64_t seq, char letter) {
+  if (letter == 0) {
+    return;
+  }
+  auto [it, added] = seen_.try_emplace(payment_id, Seen{seq, letter, seq, letter});
+  Seen& s = it->second;
+  if (!added && seq < s.first_seq) {
+    s.first_seq = seq;
+    s.first = letter;
+  }
+  if (!added && seq > s.last_seq) {
+    s.last_seq = seq;
+    s.last = letter;
+  }
+}
+
+std::map<std::string, char> RecoveryLetters::newest() const {
+  std::map<std::string, char> out;
+  for (const auto& [id, s] : seen_) {
+    out.emplace_hint(out.end(), id, s.last);
+  }
+  return out;
+}
+
+void RecoveryLetters::carry_over(storage::Batch& batch) const {
+  for (const auto& [id, s] : seen_) {
+    if (s.last == kLeftUnresolved) {
+      batch.push_back({Space::kRecovery, recovery_key(id), std::string(), std::nullopt, true});
+    } else if (s.first == kResolved) {
+      batch.push_back({Space::kRecovery, recovery_key(id), std::nullopt, std::nullopt, true});
+    }
+  }
+}
+
 Result<std::map<std::string, char>> recovery_letters_in_queue(storage::Store& store) {
   auto queued = store.scan(Space::kLog, kLogPendingPrefix, SIZE_MAX);
   if (!queued) {
     return tl::unexpected(queued.error());
   }
-  std::map<std::string, std::pair<uint64_t, char>> newest;  // by seq: the queue is in time order
+  RecoveryLetters letters;
   for (const auto& [key, value] : *queued) {
     auto head = decode_queued_head(value.value);
     auto at = parse_log_pending_key(key);
-    if (!head || !at || head->recovery == 0) {
-      continue;
-    }
-    auto [it, added] = newest.try_emplace(at->first, at->second, head->recovery);
-    if (!added && it->second.first < at->second) {
-      it->second = {at->second, head->recovery};
+    if (head && at) {
+      letters.add(at->first, at->second, head->recovery);
     }
   }
-  std::map<std::string, char> out;
-  for (const auto& [id, letter] : newest) {
-    out.emplace(id, letter.second);
-  }
-  return out;
+  return letters.newest();
 }
 
 std::string audit_entries_end(const std::string& payment_id) { return audit_prefix(payment_id) + "~"; }
 
 std::string legacy_audit_head_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~head"; }
 
-bool is_entries_key(std::string_view key, std::string_view prefix) {
-  return key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0 && key[prefix.size()] != '~';
+bool is_entries_key(std::string_view key, std::string_view payment_id) {
+  const size_t id = payment_id.size();  // "<paymentId>/<seq>", not "<paymentId>/~..."
+  return key.size() > id + 1 && key.compare(0, id, payment_id) == 0 && key[id] == '/' && key[id + 1] != '~';
 }
 
 std::string audit_tally_key(const std::string& payment_id) { return audit_prefix(payment_id) + "~tally"; }
@@ -376,9 +405,8 @@ AuditEntry AuditChain::append(const std::string& payment_id, AuditEntry entry, s
   // The batch's entries for this payment go into one key: looked for from the end, where the
   // entry before this one left it (only the log's queue entry follows it), so that a burst of
   // thousands of entries in one batch costs each entry the same.
-  const std::string prefix = audit_prefix(payment_id);
-  auto holds_entries = [&prefix](const storage::Write& w) {
-    return w.keyspace == Space::kAudit && w.value && is_entries_key(w.key, prefix);
+  auto holds_entries = [&payment_id](const storage::Write& w) {
+    return w.keyspace == Space::kAudit && w.value && is_entries_key(w.key, payment_id);
   };
   if (auto it = std::find_if(writes.rbegin(), writes.rend(), holds_entries); it != writes.rend()) {
     std::string& value = *it->value;

@@ -62,37 +62,40 @@ void check_recovery_index(storage::Store& store, const std::string& id, const Pa
   }
 }
 
-// A payment's chain in order, its head, and its arrival counts not yet sealed into it.
-Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::string& payment_id,
-                                              std::optional<AuditHead>& head, bool& misplaced,
-                                              ArrivalTally* pending = nullptr) {
-  misplaced = false;
+// A payment's stored trail: its chain in order, the copy of its head a store of format 1 keeps,
+// whether a batch lies under a key that is not its first entry's, and its arrival counts not
+// yet sealed into the chain.
+struct StoredTrail {
+  std::vector<AuditEntry> entries;
+  std::optional<AuditHead> legacy_head;
+  bool misplaced = false;
+  ArrivalTally pending;
+};
+
+Result<StoredTrail> stored_trail(storage::Store& store, const std::string& payment_id) {
   auto rows = store.scan(Space::kAudit, audit_prefix(payment_id), SIZE_MAX);
   if (!rows) {
     return tl::unexpected(rows.error());
   }
-  std::vector<AuditEntry> out;
+  StoredTrail trail;
   for (const auto& [key, v] : *rows) {
     if (key == legacy_audit_head_key(payment_id)) {
-      head = decode_head(v.value).value_or(AuditHead{});
+      trail.legacy_head = decode_head(v.value).value_or(AuditHead{});
       continue;
     }
     if (key == audit_tally_key(payment_id)) {
-      if (pending != nullptr) {
-        *pending = ArrivalTally::decode(v.value).value_or(ArrivalTally{});
-      }
+      trail.pending = ArrivalTally::decode(v.value).value_or(ArrivalTally{});
       continue;
     }
     auto batch = decode_audit_batch(v.value);
     if (!batch) {
       return tl::unexpected(batch.error());
     }
-    if (key != audit_key(payment_id, batch->front().seq)) {
-      misplaced = true;  // the trail is read in key order: a key that lies about its entries breaks it
-    }
-    std::move(batch->begin(), batch->end(), std::back_inserter(out));
+    // The trail is read in key order: a key that lies about its entries breaks it.
+    trail.misplaced = trail.misplaced || key != audit_key(payment_id, batch->front().seq);
+    std::move(batch->begin(), batch->end(), std::back_inserter(trail.entries));
   }
-  return out;
+  return trail;
 }
 
 // The chain's own integrity: contiguous sequence, each entry linked to and hashed over the
@@ -100,9 +103,11 @@ Result<std::vector<AuditEntry>> audit_entries(storage::Store& store, const std::
 // yet migrated, the stored head naming the last entry. (A store of format 2 keeps no copy of
 // the head: the chain ends where its last entry is, and the transparency log holds the heads
 // it had, which `audit verify` replays.)
-void check_chain(const std::string& id, const std::vector<AuditEntry>& entries, const std::optional<AuditHead>& head,
-                 bool misplaced, const std::set<std::string>* published_keys, std::vector<Inconsistency>& out) {
-  if (misplaced) {
+void check_chain(const std::string& id, const StoredTrail& trail, const std::set<std::string>* published_keys,
+                 std::vector<Inconsistency>& out) {
+  const auto& entries = trail.entries;
+  const auto& head = trail.legacy_head;
+  if (trail.misplaced) {
     out.push_back({id, "audit entries stored under a key that is not their first entry's"});
   }
   std::string prev;
@@ -214,26 +219,23 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
       out.deliveries.push_back(std::move(d));
     }
   }
-  std::optional<AuditHead> head;
-  bool misplaced = false;
-  ArrivalTally pending;
-  auto entries = audit_entries(store, payment_id, head, misplaced, &pending);
-  if (!entries) {
-    return tl::unexpected(entries.error());
+  auto trail = stored_trail(store, payment_id);
+  if (!trail) {
+    return tl::unexpected(trail.error());
   }
   auto add_counts = [&out](const ArrivalTally& tally, uint64_t sealed_in) {
     for (const auto& c : tally.rows()) {
       out.counted.push_back({c.kind, c.fingerprint, c.merchant, c.count, c.first, c.last, sealed_in});
     }
   };
-  for (const auto& e : *entries) {
+  for (const auto& e : trail->entries) {
     out.audit.push_back({e.seq, e.time, std::string(to_string(e.kind)), e.ref, e.before, e.after, e.detail, e.hash,
                          e.merchant, e.signer});
     if (e.kind == AuditKind::kArrivalsCounted) {
       add_counts(ArrivalTally::decode(e.detail).value_or(ArrivalTally{}), e.seq);
     }
   }
-  add_counts(pending, 0);
+  add_counts(trail->pending, 0);
   return out;
 }
 
@@ -263,15 +265,13 @@ Result<std::vector<Inconsistency>> verify_store(storage::Store& store, const std
       out.push_back({id, "payment record unreadable"});
       continue;
     }
-    std::optional<AuditHead> head;
-    bool misplaced = false;
-    auto entries = audit_entries(store, id, head, misplaced);
-    if (!entries) {
+    auto trail = stored_trail(store, id);
+    if (!trail) {
       out.push_back({id, "audit entries unreadable"});
       continue;
     }
-    check_chain(id, *entries, head, misplaced, published_keys, out);
-    check_payment(id, *r, *entries, (*ops)[id], out);
+    check_chain(id, *trail, published_keys, out);
+    check_payment(id, *r, trail->entries, (*ops)[id], out);
     check_recovery_index(store, id, *r, (*ops)[id], *letters, out);
   }
   if (!payment_id) {

@@ -4,7 +4,6 @@
 
 #include <condition_variable>
 #include <cstdio>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -319,50 +318,6 @@ Result<uint64_t> LogReader::size() const {
 
 // -- the sequencer and the witness ---------------------------------------------------------------
 
-// The recovery index's changes a round's queue entries carry (domain::QueuedHead), carried
-// over in the round's own batch. Per payment, only the first and last letter (by seq) matter:
-// a payment the round saw both enter (`u`, a new payment) and leave (`r`) was never in the
-// index, so a create answered within a round costs the index nothing.
-class RecoveryLetters {
-public:
-  void add(const std::string& key, const std::string& value) {
-    auto head = domain::decode_queued_head(value);
-    auto at = domain::parse_log_pending_key(key);
-    if (!head || !at || head->recovery == 0) {
-      return;
-    }
-    auto [it, added] = seen_.try_emplace(at->first, Seen{at->second, head->recovery, at->second, head->recovery});
-    Seen& s = it->second;
-    if (!added && at->second < s.first_seq) {
-      s.first_seq = at->second;
-      s.first = head->recovery;
-    }
-    if (!added && at->second > s.last_seq) {
-      s.last_seq = at->second;
-      s.last = head->recovery;
-    }
-  }
-
-  void carry_over(storage::Batch& batch) const {
-    for (const auto& [id, s] : seen_) {
-      if (s.last == domain::kLeftUnresolved) {
-        batch.push_back({Space::kRecovery, domain::recovery_key(id), std::string(), std::nullopt, true});
-      } else if (s.first == domain::kResolved) {
-        batch.push_back({Space::kRecovery, domain::recovery_key(id), std::nullopt, std::nullopt, true});
-      }
-    }
-  }
-
-private:
-  struct Seen {
-    uint64_t first_seq;
-    char first;
-    uint64_t last_seq;
-    char last;
-  };
-  std::map<std::string, Seen> seen_;
-};
-
 struct TransparencyLog::Impl {
   storage::Store& store;
   std::shared_ptr<const KeyRing> keys;
@@ -409,15 +364,21 @@ struct TransparencyLog::Impl {
       }
       storage::Batch batch;
       std::vector<translog::Subtree> completed;
-      RecoveryLetters letters;
+      // The recovery index's changes the entries carry ride in the same batch (a payment that
+      // entered and left it within the round costs the index nothing).
+      domain::RecoveryLetters letters;
       for (const auto& [key, value] : *queued) {
         batch.push_back({Space::kLog, key, std::nullopt, std::nullopt, true});
-        letters.add(key, value.value);
-        auto leaf = leaf_of(key, value.value);
+        auto at = domain::parse_log_pending_key(key);
+        auto head = domain::decode_queued_head(value.value);
+        auto leaf = !at ? Result<std::string>(tl::unexpected(at.error()))
+                   : !head ? Result<std::string>(tl::unexpected(head.error()))
+                           : log_leaf(at->first, at->second, head->hash);
         if (!leaf) {
           spdlog::error("log: queued entry {} dropped: {}", key, leaf.error().message);
           continue;
         }
+        letters.add(at->first, at->second, head->recovery);
         Hash hash = translog::leaf_hash(*leaf);
         uint64_t index = frontier.size();
         frontier.append(hash, completed);
@@ -469,16 +430,6 @@ struct TransparencyLog::Impl {
   static int64_t entry_time(const std::string& key) {
     auto digits = number(std::string_view(key).substr(domain::kLogPendingPrefix.size(), domain::kLogPendingTimeDigits));
     return digits ? static_cast<int64_t>(*digits) : 0;
-  }
-
-  // "p/<time>/<paymentId>/<seq>" and the queued head: the leaf's bytes.
-  static Result<std::string> leaf_of(const std::string& key, const std::string& value) {
-    auto at = domain::parse_log_pending_key(key);
-    auto head = domain::decode_queued_head(value);
-    if (!at || !head) {
-      return make_error(ErrorCode::kInvalidArgument, !at ? "not a queue key" : "not a queued head");
-    }
-    return log_leaf(at->first, at->second, head->hash);
   }
 
   // A new tree head when the tree grew and the newest is at least an interval old.

@@ -72,6 +72,37 @@ TEST(StoredFormTest, AMigrationCutShortIsFinishedByTheNext) {
   EXPECT_EQ(stored_format(*store).value(), kStoredFormat);
 }
 
+// Format 2's chain as a batch writes it verifies; the same entries under a key that is not
+// their first entry's, or with the first batch removed, are named.
+TEST(StoredFormTest, AuditVerifyChecksEachBatchSitsUnderItsFirstEntrysKey) {
+  auto store = storage::make_memory_store(keyspace_names());
+  AuditChain chain;
+  storage::Batch intent, outcome;
+  chain.append("pay-1", audit_entry(AuditKind::kEventReceived, "pay-1"), intent);
+  chain.append("pay-1", audit_entry(AuditKind::kEventProcessingStarted, "pay-1", {}, "", "processing"), intent);
+  chain.append("pay-1", audit_entry(AuditKind::kEventProcessed, "pay-1", {}, "processing", "approved"), outcome);
+  PaymentRecord approved;
+  approved.state = PaymentState::kApproved;
+  intent.push_back({Space::kPayments, "pay-1", encode(approved), 0});
+  ASSERT_TRUE(store->commit_and_wait(intent));
+  ASSERT_TRUE(store->commit_and_wait(outcome));
+  auto problems = [&] {
+    std::string all;
+    auto found = verify_store(*store, std::string("pay-1")).value();
+    for (const auto& p : found) {
+      all += p.problem + "; ";
+    }
+    return all;
+  };
+  EXPECT_EQ(problems(), "");
+  std::string second = store->get(Space::kAudit, audit_key("pay-1", 3)).value()->value;
+  ASSERT_TRUE(store->commit_and_wait({{Space::kAudit, audit_key("pay-1", 3), std::nullopt, std::nullopt},
+                                      {Space::kAudit, audit_key("pay-1", 4), second, std::nullopt}}));
+  EXPECT_NE(problems().find("not their first entry's"), std::string::npos) << problems();
+  ASSERT_TRUE(store->commit_and_wait({{Space::kAudit, audit_key("pay-1", 1), std::nullopt, std::nullopt}}));
+  EXPECT_NE(problems().find("missing"), std::string::npos) << problems();
+}
+
 TEST(StoredFormTest, ANewerFormatIsRefusedNotMisread) {
   auto store = storage::make_memory_store(keyspace_names());
   ASSERT_TRUE(store->commit_and_wait({{Space::kMeta, std::string(kFormatKey), "3", 0}}));

@@ -98,7 +98,7 @@ std::string legacy_audit_head_key(const std::string& payment_id);
 /// payment's acquirer outcome unknown (a new payment), `r` it resolved it. The sequencer
 /// carries the letter over to the recovery index (Space::kRecovery) as it takes the entry, so
 /// that a create writes no recovery key of its own: until then start-up recovery finds the
-/// payment in the queue (recovery_flags_in_queue).
+/// payment in the queue (recovery_letters_in_queue).
 struct QueuedHead {
   std::string hash;
   char recovery = 0;  ///< 0, kLeftUnresolved or kResolved
@@ -115,14 +115,35 @@ Result<std::pair<std::string, uint64_t>> parse_log_pending_key(std::string_view 
 /// without a queue entry keeps the write. Operations' keys in the index are left as they are.
 void fold_recovery_into_log_queue(const std::string& payment_id, storage::Batch& batch);
 
-/// What the log's queue still says of the recovery index: per payment, the letter of its
-/// newest queued entry that carries one. Whoever reads the index reads this first: an entry
-/// the sequencer takes meanwhile is then seen here or there, never in neither.
+/// The letters queue entries carry, per payment: its first and its last (by seq).
+class RecoveryLetters {
+public:
+  void add(const std::string& payment_id, uint64_t seq, char letter);
+  /// Per payment, the letter of its newest entry that carries one.
+  std::map<std::string, char> newest() const;
+  /// The index's writes these letters make, once their entries are taken: a payment last left
+  /// in flight is indexed; one resolved is removed, unless its first letter here was its
+  /// entering (a new payment, never indexed: nothing to write at all).
+  void carry_over(storage::Batch& batch) const;
+
+private:
+  struct Seen {
+    uint64_t first_seq;
+    char first;
+    uint64_t last_seq;
+    char last;
+  };
+  std::map<std::string, Seen> seen_;
+};
+
+/// What the log's queue still says of the recovery index: RecoveryLetters::newest over it.
+/// Whoever reads the index reads this first: an entry the sequencer takes meanwhile is then
+/// seen here or there, never in neither.
 Result<std::map<std::string, char>> recovery_letters_in_queue(storage::Store& store);
 std::string audit_prefix(const std::string& payment_id);
 /// True for a key under audit_prefix(payment_id) that holds entries (not the tally, nor a
 /// format 1 head).
-bool is_entries_key(std::string_view key, std::string_view prefix);
+bool is_entries_key(std::string_view key, std::string_view payment_id);
 
 std::string encode(const AuditEntry& e);
 Result<AuditEntry> decode_audit(std::string_view json);
