@@ -27,6 +27,7 @@
 #include "idempay/metrics/metrics.hpp"
 #include "idempay/observability/logs.hpp"
 #include "idempay/observability/metered_acquirers.hpp"
+#include "idempay/observability/trace_export.hpp"
 #include "idempay/ppp/callbacks.hpp"
 #include "idempay/ppp/handler.hpp"
 #include "idempay/ppp/onboarding.hpp"
@@ -179,10 +180,11 @@ std::string instance_name(const ServeConfig& config) {
   return name.substr(0, 64);
 }
 
-actors::ServiceOptions service_options(const ServeConfig& config, std::string legacy_owner, bool shared_store) {
+actors::ServiceOptions service_options(const ServeConfig& config, std::string legacy_owner, bool shared_store,
+                                       const std::string& instance) {
   actors::ServiceOptions o;
   if (shared_store) {
-    o.instance = instance_name(config);
+    o.instance = instance;
     spdlog::info("instance {}: sharing the store with any other instance on it", o.instance);
   }
   o.lease = std::chrono::milliseconds(config.lease_ms);
@@ -224,6 +226,15 @@ void add_service_gauges(actors::PaymentService& service) {
                      });
   metrics::add_gauge("idempay_access_log_dropped_lines", "Access log lines dropped because the log fell behind",
                      [] { return static_cast<double>(observability::access_log_drops()); });
+}
+
+// Spans sent and lost; both 0 with tracing off.
+void add_trace_gauges(const observability::TraceExporter* exporter) {
+  metrics::add_gauge("idempay_trace_spans_exported_total", "Spans the OpenTelemetry collector accepted",
+                     [exporter] { return exporter ? static_cast<double>(exporter->exported()) : 0.0; });
+  metrics::add_gauge("idempay_trace_spans_dropped_total",
+                     "Spans dropped: the export queue was full, or the collector did not take their batch",
+                     [exporter] { return exporter ? static_cast<double>(exporter->dropped()) : 0.0; });
 }
 
 // -- the connector: its parts, built in order, torn down in reverse -------------------------
@@ -430,6 +441,19 @@ private:
 
   // The payment engine, and what watches it: metrics, the event log.
   Step make_service() {
+    instance_name_ = instance_name(config_);
+    if (!config_.otlp_endpoint.empty()) {  // first: whatever starts after it is traced
+      observability::TraceExportOptions traces;
+      traces.endpoint = config_.otlp_endpoint;
+      traces.sample_ratio = config_.trace_sample_ratio;
+      traces.service_version = IDEMPAY_VERSION;
+      traces.instance = instance_name_;
+      auto exporter = observability::TraceExporter::start(traces);
+      if (!exporter) {
+        return misconfigured(exporter.error().message);
+      }
+      trace_exporter_ = std::move(*exporter);
+    }
     if (!config_.metrics_listen.empty()) {
       metrics::enable();
       try {
@@ -438,7 +462,7 @@ private:
         return failed("--metrics-listen " + config_.metrics_listen + ": " + e.what());
       }
     }
-    auto options = service_options(config_, legacy_owner_, shared_store_);
+    auto options = service_options(config_, legacy_owner_, shared_store_, instance_name_);
     options.log_consistent = [log = transparency_log_.get()] { return log->health().consistent; };
     options.signer = &audit_signer_;
     options.methods = manifest_.methods;
@@ -453,6 +477,7 @@ private:
     metered_acquirers_ = std::make_unique<observability::MeteredAcquirerRoutes>(*directory_);
     service_ = std::make_unique<actors::PaymentService>(*store_, *metered_acquirers_, *transport_, std::move(options));
     if (metrics_endpoint_) {
+      add_trace_gauges(trace_exporter_.get());
       add_service_gauges(*service_);
       add_log_gauges(*transparency_log_);
     }
@@ -674,6 +699,7 @@ private:
     transport_.reset();
     service_.reset();
     server_.reset();
+    trace_exporter_.reset();  // the last spans (the drain's) get one try
     spdlog::info("stopped cleanly");
   }
 
@@ -683,6 +709,7 @@ private:
   std::string onboarded_path_;
   std::string legacy_owner_;
   bool shared_store_ = false;
+  std::string instance_name_;  // this process's: its leases on a shared store, its spans' service.instance.id
   http::ServerOptions server_options_;
   http::DestinationRules callback_rules_;
   http::DestinationRules proxy_rules_;
@@ -697,6 +724,7 @@ private:
   domain::AuditSigner audit_signer_;  // the key in force's id, which the audit entries name
   std::unique_ptr<receipts::TransparencyLog> transparency_log_;
   std::unique_ptr<ppp::HttpCallbackTransport> transport_;
+  std::unique_ptr<observability::TraceExporter> trace_exporter_;
   std::unique_ptr<metrics::Endpoint> metrics_endpoint_;
   std::unique_ptr<observability::MeteredAcquirerRoutes> metered_acquirers_;
   answers::PppAnswers answers_;  // before the service, which writes its answers with it

@@ -34,6 +34,8 @@ struct ServeConfig {
   int64_t idempotency_retention_s = 86'400;  ///< operator API: how long an Idempotency-Key's answer is kept
   std::string metrics_listen;        ///< HOST:PORT of the Prometheus endpoint; empty: no metrics
   std::string event_log = "off";     ///< "-" (stderr), a file, or "off"
+  std::string otlp_endpoint;         ///< OpenTelemetry collector (OTLP/HTTP); empty: no spans recorded
+  double trace_sample_ratio = 1.0;   ///< of new traces; continued ones follow their parent's flag
   std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
   std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
   std::string tls_key;   ///< PEM private key

@@ -87,6 +87,13 @@ cli::Command add_serve(CLI::App& root) {
       ->envname("IDEMPAY_METRICS_LISTEN");
   s->add_option("--event-log", serve.event_log, "one JSON line per payment event: '-' (stderr), a file, or 'off'")
       ->envname("IDEMPAY_EVENT_LOG")->capture_default_str();
+  s->add_option("--otlp-endpoint", serve.otlp_endpoint,
+                "send spans to this OpenTelemetry collector over OTLP/HTTP (protobuf): http(s)://HOST:PORT "
+                "(its /v1/traces) or a full URL; off when empty")
+      ->envname("IDEMPAY_OTLP_ENDPOINT");
+  s->add_option("--trace-sample-ratio", serve.trace_sample_ratio,
+                "with --otlp-endpoint: the share of new traces recorded (0 to 1); a request's traceparent decides for its own")
+      ->envname("IDEMPAY_TRACE_SAMPLE_RATIO")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   s->add_option("--tls-cert", serve.tls_cert, "PEM certificate chain: also serve over TLS 1.2/1.3 on --tls-listen")
       ->envname("IDEMPAY_TLS_CERT");
   s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert (both reloaded on SIGHUP)")

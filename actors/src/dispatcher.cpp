@@ -191,10 +191,26 @@ private:
     return etag;
   }
 
+  // Each attempt is a span of the payment's trace (the entry's), and the callback carries it.
   void send(const OutboxEntry& entry) {
     auto id = entry.id;
+    auto span = std::make_shared<tracing::Span>(tracing::start_span(
+        "callback delivery", tracing::Kind::kInternal,
+        tracing::parse_traceparent(entry.trace).value_or(tracing::TraceContext{})));
+    if (span->recording()) {
+      span->set("idempay.payment_id", entry.payment_id).set("idempay.merchant", entry.merchant);
+      span->set("idempay.delivery_id", entry.id).set("idempay.callback.attempt", int64_t{entry.attempts} + 1);
+    }
+    tracing::Scope scope(span->context());
     ctx_.transport->send(CallbackAttempt{entry.id, entry.merchant, entry.url, entry.body},
-                         in_actor<CallbackResult>(self_, [me = shared_from_this(), id](CallbackResult r) {
+                         in_actor<CallbackResult>(self_, [me = shared_from_this(), id, span](CallbackResult r) {
+                           if (span->recording()) {
+                             span->set("http.response.status_code", int64_t{r.status});
+                             if (r.status < 200 || r.status >= 300) {
+                               span->fail(r.status == 0 ? "no answer" : std::to_string(r.status));
+                             }
+                           }
+                           span->end();
                            me->on_result(id, std::move(r));
                          }));
   }

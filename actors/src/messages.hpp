@@ -9,6 +9,7 @@
 
 #include "idempay/actors/payment_service.hpp"
 #include "idempay/domain/outbox.hpp"
+#include "idempay/tracing/tracer.hpp"
 
 namespace idempay::actors {
 
@@ -45,7 +46,13 @@ class RepeatCache;
 class ReplySink {
 public:
   ReplySink() = default;
-  explicit ReplySink(ReplyFn fn) : state_(std::make_shared<State>(std::move(fn))) {}
+  /// Made on the caller's thread: the trace it works for (tracing::current()) is the command's.
+  explicit ReplySink(ReplyFn fn) : state_(std::make_shared<State>(std::move(fn), tracing::current())) {}
+  /// The trace of the request waiting for the answer; invalid for nobody's (background work).
+  const tracing::TraceContext& trace() const {
+    static const tracing::TraceContext kNone;
+    return state_ ? state_->trace : kNone;
+  }
   void deliver(Reply reply) const {
     if (state_ && !state_->done.exchange(true)) {
       state_->fn(std::move(reply));
@@ -54,13 +61,14 @@ public:
 
 private:
   struct State {
-    explicit State(ReplyFn f) : fn(std::move(f)) {}
+    State(ReplyFn f, tracing::TraceContext t) : fn(std::move(f)), trace(std::move(t)) {}
     ~State() {
       if (!done.exchange(true)) {
         fn(refusal(Refusal::kUnavailable, "the payment engine stopped; retry"));
       }
     }
     ReplyFn fn;
+    tracing::TraceContext trace;
     std::atomic<bool> done{false};
   };
   std::shared_ptr<State> state_;

@@ -16,22 +16,27 @@ caf::behavior PaymentActor::behavior() {
   });
   return {
       [me](create_atom, CreateCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_create(std::move(cmd));
       },
       [me](operate_atom, OperateCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_operate(std::move(cmd));
       },
       [me](event_atom, EventCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_event(std::move(cmd));
       },
       [me](terminal_atom, TerminalCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_terminal(std::move(cmd));
       },
       [me](refresh_atom, RefreshCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_refresh(std::move(cmd));
       },
@@ -40,10 +45,12 @@ caf::behavior PaymentActor::behavior() {
         me->on_repeats(std::move(cmd));
       },
       [me](owner_atom, OwnerActionCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_owner_action(std::move(cmd));
       },
       [me](recover_atom, RecoverCommand& cmd) {
+        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
         me->on_routed();
         me->on_recover(std::move(cmd));
       },
@@ -52,7 +59,10 @@ caf::behavior PaymentActor::behavior() {
         me->on_notified(std::move(cmd));
       },
       [me](reconcile_atom) { me->on_reconcile_tick(); },
-      [me](resume_atom, Continuation& step) { step.run(); },
+      [me](resume_atom, Continuation& step) {
+        tracing::Scope scope(me->flow_trace_);  // a step of the mutation in flight, if any
+        step.run();
+      },
       [me](idle_atom) { me->on_idle(); },
       [me](deadline_atom, uint64_t attempt) { me->on_answer_deadline(attempt); },
       [me](flush_atom) { me->flush_audit(); },
@@ -355,6 +365,7 @@ void PaymentActor::call_authorize() {
   call.card = std::move(inflight_create_->card);  // card data lives only in this call
   call.secure_proxy_url = request.secure_proxy_url;
   spdlog::debug("payment {}: authorize (record etag {})", id(), payment_.etag);
+  tracing::Scope scope(flow_trace_);  // the acquirer call is a span of the decision's
   payment_acquirer().authorize(
       std::move(call), in_actor<Result<domain::Authorization>>([me = shared_from_this()](
                                                                       Result<domain::Authorization> result) {
@@ -387,6 +398,7 @@ void PaymentActor::ask_status() {
   last_status_asked_ = std::chrono::steady_clock::now();
   refresh_scheduled_ = false;  // this look serves the hints that waited for it
   spdlog::debug("payment {}: status (record etag {})", id(), payment_.etag);
+  tracing::Scope scope(flow_trace_);
   payment_acquirer().status_of(id(), record().payment_method,
                                in_actor<Result<std::optional<domain::Authorization>>>(
                                    [me = shared_from_this()](Result<std::optional<domain::Authorization>> r) {
@@ -444,6 +456,7 @@ void PaymentActor::call_operation(PendingOperation op) {
                              record().currency,
                              record().payment_method,
                              record().state != PaymentState::kUndefined && !is_unresolved(record().state)};
+  tracing::Scope scope(flow_trace_);
   payment_acquirer().operate(std::move(call), in_actor<Result<domain::OperationOutcome>>(
                                                   [me = shared_from_this(), op](Result<domain::OperationOutcome> r) {
                                                     if (!r) {
@@ -486,6 +499,11 @@ void PaymentActor::finish() {
     forget_copy();
   }
   flow_ = Flow::kNone;
+  if (flow_span_.recording() && payment_.record) {
+    flow_span_.set("idempay.payment.state", std::string(to_string(record().state)));
+  }
+  flow_span_.end();
+  flow_trace_ = {};
   again_ = nullptr;
   recommit_ = nullptr;
   conflict_retries_ = 0;

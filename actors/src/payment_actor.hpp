@@ -280,7 +280,12 @@ private:
   // acquirer or the connector). Who waits for its outcome joins `waiters_`.
   // Shared stores: `again` runs the command anew if its commit loses a race with another
   // instance (it then follows what the winner recorded).
-  void begin(Flow flow, std::string merchant = {}, std::function<void()> again = {});
+  // Reserves the payment's turn for a mutation; `decision` is its span (decision_span), the
+  // parent of every acquirer call and commit it makes, ended by finish().
+  void begin(Flow flow, tracing::Span decision, std::string merchant = {}, std::function<void()> again = {});
+  // A mutation's span: a child of the request's when someone asks (`parent`), else a new
+  // trace's root (background work), linked to the payment's own trace when that is another.
+  tracing::Span decision_span(Flow flow, const tracing::TraceContext& parent) const;
 
   // Another instance holds the payment's lease: `again` runs after a short wait, until
   // `follow_until` (set on the first call); after that `sink` gets `give_up`.
@@ -417,6 +422,8 @@ private:
   std::vector<ReplySink> waiters_;  // who hears the outcome of the mutation in flight
   std::shared_ptr<ppp::CreatePaymentRequest> inflight_create_;  // card data lives only here
   std::string inflight_request_id_;
+  tracing::Span flow_span_;          // the mutation in flight's decision span
+  tracing::TraceContext flow_trace_;  // its context: current while the mutation's steps run
   std::string inflight_fingerprint_;
   std::string inflight_repeat_key_;  // the Create Payment that started it, for the RepeatCache
   std::string inflight_merchant_;  // who asked for the mutation in flight; empty: acquirer, connector

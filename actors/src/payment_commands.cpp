@@ -6,9 +6,36 @@
 
 namespace idempay::actors {
 
-void PaymentActor::begin(Flow flow, std::string merchant, std::function<void()> again) {
+tracing::Span PaymentActor::decision_span(Flow flow, const tracing::TraceContext& parent) const {
+  const char* name = "payment reconcile";  // kBackground
+  switch (flow) {
+    case Flow::kCreate: name = "payment create"; break;
+    case Flow::kOperation: name = "payment operation"; break;
+    case Flow::kEvent: name = "payment event"; break;
+    case Flow::kTerminal: name = "payment terminal"; break;
+    case Flow::kRefresh: name = "payment refresh"; break;
+    case Flow::kBackground: case Flow::kNone: break;
+  }
+  auto span = tracing::start_span(name, tracing::Kind::kInternal, parent);
+  if (span.recording()) {
+    span.set("idempay.payment_id", id());
+    if (payment_.record) {
+      if (auto own = tracing::parse_traceparent(record().trace); own && own->trace_id != span.context().trace_id) {
+        span.link(*own);
+      }
+    }
+  }
+  return span;
+}
+
+void PaymentActor::begin(Flow flow, tracing::Span decision, std::string merchant, std::function<void()> again) {
   IDEMPAY_ASSERT(flow_ == Flow::kNone, "a mutation began while another was in flight");
   flow_ = flow;
+  flow_span_ = std::move(decision);
+  flow_trace_ = flow_span_.context();
+  if (!merchant.empty()) {
+    flow_span_.set("idempay.merchant", merchant);
+  }
   ++create_attempt_;
   if (told_ == Told::kUndefinedThisCreate) {
     told_ = Told::kUndefined;
@@ -79,6 +106,8 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     route.name = ctx_.acquirers->route_for(cmd.merchant, cmd.request.payment_method, cmd.request.test_suite);
     route.reference = ctx_.acquirers->acquirer(route.name, cmd.merchant).reference(id());
   }
+  auto decision = decision_span(Flow::kCreate, cmd.sink.trace());
+  arrival.trace = decision.context().traceparent();
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
   if ((!d.commits() || d.next == Next::kFollow) && drop_presumption()) {
     return on_create(std::move(cmd));
@@ -88,7 +117,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
     auto again = [me = shared_from_this(), cmd]() mutable { me->on_create(std::move(cmd)); };
     return follow_later(cmd.sink, cmd.follow_until, undefined_answer(id(), ctx_.core), std::move(again));
   }
-  begin(Flow::kCreate, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_create, cmd, shared()));
+  begin(Flow::kCreate, std::move(decision), cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_create, cmd, shared()));
   waiters_.push_back(cmd.sink);
   inflight_fingerprint_ = fingerprint;
   inflight_repeat_key_ = std::move(cmd.repeat_key);
@@ -165,7 +194,7 @@ void PaymentActor::on_terminal(TerminalCommand&& cmd) {
   if (!d.commits()) {
     return answer_now(std::move(d), cmd.sink);
   }
-  begin(Flow::kTerminal, {}, rerun(shared_from_this(), &PaymentActor::on_terminal, cmd, shared()));
+  begin(Flow::kTerminal, decision_span(Flow::kTerminal, cmd.sink.trace()), {}, rerun(shared_from_this(), &PaymentActor::on_terminal, cmd, shared()));
   waiters_.push_back(cmd.sink);
   carry_out(std::move(d));
 }
@@ -199,7 +228,7 @@ void PaymentActor::on_operate(OperateCommand&& cmd) {
   }
   // The actor is reserved while the stored operation is read: a duplicate joins this request,
   // other mutations wait their turn.
-  begin(Flow::kOperation, cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_operate, cmd, shared()));
+  begin(Flow::kOperation, decision_span(Flow::kOperation, cmd.sink.trace()), cmd.merchant, rerun(shared_from_this(), &PaymentActor::on_operate, cmd, shared()));
   waiters_.push_back(cmd.sink);
   inflight_request_id_ = req.request_id;
   inflight_fingerprint_ = fingerprint;
@@ -230,7 +259,7 @@ void PaymentActor::resume_operation(const std::string& request_id) {
   if (stale_ || (payment_.record && leased_elsewhere(record(), ctx_.core, now_unix_ms()))) {
     return;  // shared stores: another instance got there first; the sweep looks again later
   }
-  begin(Flow::kOperation);  // reserved while the operation is read
+  begin(Flow::kOperation, decision_span(Flow::kOperation, {}));  // reserved while the operation is read
   load_operation(request_id, [me = shared_from_this(), request_id](Result<std::optional<StoredOperation>> stored) {
     auto op = stored ? domain::resume_operation(me->id(), request_id, *stored) : std::nullopt;
     if (!op) {
@@ -257,7 +286,7 @@ void PaymentActor::on_event(EventCommand&& cmd) {
   if (busy()) {
     return defer([me = shared_from_this(), cmd]() mutable { me->on_event(std::move(cmd)); });
   }
-  begin(Flow::kEvent, {}, rerun(shared_from_this(), &PaymentActor::on_event, cmd, shared()));  // while the inbox is read
+  begin(Flow::kEvent, decision_span(Flow::kEvent, cmd.sink.trace()), {}, rerun(shared_from_this(), &PaymentActor::on_event, cmd, shared()));  // while the inbox is read
   waiters_.push_back(cmd.sink);
   std::string event_id = cmd.event.event_id;
   read_then<Result<std::optional<storage::Versioned>>>(
@@ -299,7 +328,7 @@ void PaymentActor::on_refresh(RefreshCommand&& cmd) {
   // Only an authenticated merchant is the actor of what the look records; an unauthenticated
   // hint is recorded as such, once per look it causes (the rest are coalesced above).
   bool by_merchant = cmd.asker == domain::Asker::kMerchant;
-  begin(Flow::kRefresh, by_merchant ? cmd.merchant : std::string(),
+  begin(Flow::kRefresh, decision_span(Flow::kRefresh, cmd.sink.trace()), by_merchant ? cmd.merchant : std::string(),
         rerun(shared_from_this(), &PaymentActor::on_refresh, cmd, shared()));
   if (cmd.asker == domain::Asker::kHint) {
     audit_now(audit_entry(AuditKind::kAcquirerHint, id(), {}, {}, {},
@@ -347,7 +376,7 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
     }
     return;
   }
-  begin(Flow::kBackground);
+  begin(Flow::kBackground, decision_span(Flow::kBackground, {}));
   on_finished_ = std::move(done);
   if (auto lease = take_lease(payment_, ctx_.core, now)) {
     lease->next = Next::kAskStatus;
@@ -362,7 +391,7 @@ void PaymentActor::mark_orphaned() {
     return;
   }
   spdlog::error("payment {} is orphaned: the acquirer could not confirm its outcome", id());
-  begin(Flow::kBackground);
+  begin(Flow::kBackground, decision_span(Flow::kBackground, {}));
   carry_out(std::move(*d));
 }
 

@@ -8,6 +8,9 @@ namespace idempay::answers {
 std::string payment_report_json(const domain::PaymentReport& r) {
   JsonWriter w;
   w.begin_object().key("paymentId").string(r.payment_id).key("merchant").string(r.owner).key("state").string(r.state);
+  if (!r.trace_id.empty()) {
+    w.key("traceId").string(r.trace_id);
+  }
   w.key("paymentMethod").string(r.payment_method).key("currency").string(r.currency);
   w.key("authorized").raw_number(format_amount(r.authorized));
   w.key("settled").raw_number(format_amount(r.settled));

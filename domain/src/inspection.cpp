@@ -186,6 +186,8 @@ Result<PaymentReport> inspect_payment(storage::Store& store, const std::string& 
   out.payment_id = payment_id;
   out.state = std::string(to_string(r->state));
   out.owner = r->owner;
+  // "00-<trace id>-<span id>-<flags>": the trace id is what a tracing backend is searched by.
+  out.trace_id = r->trace.size() >= 35 ? r->trace.substr(3, 32) : std::string();
   out.payment_method = r->payment_method;
   out.currency = r->currency;
   out.authorized = r->amounts.authorized;

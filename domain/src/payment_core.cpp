@@ -87,6 +87,7 @@ OutboxEntry new_callback(const std::string& payment_id, PaymentRecord& r, const 
   e.merchant = owner_of(r, config);
   e.url = r.callback_url;
   e.body = r.response;
+  e.trace = r.trace;
   e.created_at = e.next_attempt_at = now;
   return e;
 }
@@ -185,6 +186,7 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const AcquirerRo
   r.fingerprint = a.fingerprint;
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
+  r.trace = a.trace;
   r.created_at = r.updated_at = now;
   bool pos = ppp::is_pos(request.payment_method);
   if (!pos) {

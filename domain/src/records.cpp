@@ -58,7 +58,8 @@ const auto kPaymentFields = std::make_tuple(
     FIELD("callbacks", callbacks), FIELD("document", document), FIELD("posPhase", pos_phase),
     FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
     FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until),
-    FIELD("cancellationId", cancellation_id), FIELD("watchUntil", watch_until));
+    FIELD("cancellationId", cancellation_id), FIELD("watchUntil", watch_until),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("traceparent", trace));
 
 #undef FIELD
 

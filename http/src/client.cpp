@@ -410,6 +410,47 @@ Status check_request(const OutboundRequest& request, const Url& url) {
 }
 }  // namespace
 
+namespace {
+
+// The thread's current trace goes out with the request (W3C `traceparent`, `tracestate`) as a
+// client span's context; the span ends with the answer, and the callback runs in the
+// caller's context again, so that a call made from it (a token, then the payment) is one
+// trace too. Without a current trace nothing is added.
+ClientCallback traced(OutboundRequest& request, const Url& url, ClientCallback done) {
+  const tracing::TraceContext& parent = tracing::current();
+  if (!parent.valid()) {
+    return done;
+  }
+  auto span = std::make_shared<tracing::Span>(tracing::start_span(request.method, tracing::Kind::kClient, parent));
+  request.headers.push_back(Header{"traceparent", span->context().traceparent()});
+  if (!span->context().trace_state.empty()) {
+    request.headers.push_back(Header{"tracestate", span->context().trace_state});
+  }
+  if (span->recording()) {  // OpenTelemetry's conventions for HTTP client spans; no query string
+    auto path = url.target.substr(0, url.target.find('?'));
+    span->set("http.request.method", request.method).set("server.address", url.host);
+    span->set("server.port", static_cast<int64_t>(std::stoi(url.port)));
+    span->set("url.full", std::string(url.tls ? "https://" : "http://") + url.host_header() + path);
+  }
+  return [span, parent, done = std::move(done)](Result<ClientResponse> r) {
+    if (span->recording()) {
+      if (r) {
+        span->set("http.response.status_code", static_cast<int64_t>(r->status));
+        if (r->status >= 400) {
+          span->fail(std::to_string(r->status));
+        }
+      } else {
+        span->fail(std::string(to_string(r.error().code)));
+      }
+    }
+    span->end();
+    tracing::Scope scope(parent);
+    done(std::move(r));
+  };
+}
+
+}  // namespace
+
 void Client::send(OutboundRequest request, ClientCallback done) {
   auto url = Url::parse(request.url);
   if (!url) {
@@ -418,6 +459,7 @@ void Client::send(OutboundRequest request, ClientCallback done) {
   if (auto checked = check_request(request, *url); !checked) {
     return done(tl::unexpected(checked.error()));
   }
+  done = traced(request, *url, std::move(done));
   net::post(impl_->ioc, [this, request = std::move(request), url = std::move(*url), done = std::move(done)]() mutable {
     auto& ioc = impl_->ioc;
     if (url.tls) {

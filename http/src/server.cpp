@@ -494,6 +494,7 @@ private:
     std::string_view target = req.target();
     path_ = std::string(target.substr(0, target.find('?')));
     request_id_ = request_id_of(req["x-request-id"]);
+    start_server_span(req);
     head_ = req.method() == bhttp::verb::head;
     // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host header.
     auto hosts = req.equal_range(bhttp::field::host);
@@ -606,6 +607,7 @@ private:
     request.bearer = bearer_;
     request.request_id = request_id_;
     request.client_certificate_sha256 = client_certificate_;
+    request.trace = span_.context();
     for (const auto& field : req) {
       request.headers.push_back(Header{ascii_lower(field.name_string()), std::string(field.value())});
     }
@@ -626,8 +628,35 @@ private:
     if (server_.options.answer_limit.count() > 0) {
       limit_answer_time(respond);
     }
-    server_.handler.handle(std::move(request), std::move(respond));
+    {
+      tracing::Scope scope(span_.context());
+      server_.handler.handle(std::move(request), std::move(respond));
+    }
     let_go_of_the_read_buffer();
+  }
+
+  // W3C Trace Context: a request's `traceparent` is continued when valid and is the only one
+  // (several make it ambiguous: ignored, as a malformed one is); its `tracestate` lines are
+  // one list, kept only when valid. Neither is ever an error.
+  template <class Req>
+  void start_server_span(const Req& req) {
+    std::optional<tracing::TraceContext> parent;
+    auto parents = req.equal_range("traceparent");
+    if (parents.first != parents.second && std::next(parents.first) == parents.second) {
+      parent = tracing::parse_traceparent(parents.first->value());
+    }
+    if (parent) {
+      std::string states;
+      for (auto [it, end] = req.equal_range("tracestate"); it != end; ++it) {
+        states.append(states.empty() ? "" : ",").append(it->value());
+      }
+      parent->trace_state = tracing::valid_tracestate(states);
+    }
+    span_ = tracing::start_span(method_, tracing::Kind::kServer, parent ? *parent : tracing::TraceContext{});
+    if (span_.recording()) {  // OpenTelemetry's semantic conventions for HTTP server spans
+      span_.set("http.request.method", method_).set("url.path", path_).set("url.scheme", kTls ? "https" : "http");
+      span_.set("client.address", source_).set("network.protocol.version", req.version() == 10 ? "1.0" : "1.1");
+    }
   }
 
   // The request is answered 503 once answer_limit has passed without an answer; write()
@@ -647,6 +676,17 @@ private:
                     self->request_id_, self->method_, self->path_, self->server_.options.answer_limit.count());
       respond(self->server_.options.errors(503, "unavailable", "no answer in time; retry"));
     });
+  }
+
+  void end_server_span(unsigned status) {
+    if (span_.recording()) {
+      span_.set("http.response.status_code", static_cast<int64_t>(status));
+      if (status >= 500) {  // a server span fails on 5xx only (the conventions' rule)
+        span_.fail(std::to_string(status));
+      }
+    }
+    span_.end();
+    span_ = {};
   }
 
   void write(Response r) {
@@ -675,8 +715,11 @@ private:
                         ? 0
                         : std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_)
                               .count();
-      server_.options.access_log(AccessRecord{request_id_, source_, method_, path_, r.status, micros, principal_, &r.log});
+      std::string trace_id = span_.context().valid() ? span_.context().trace_id_hex() : std::string();
+      server_.options.access_log(
+          AccessRecord{request_id_, source_, method_, path_, r.status, micros, principal_, &r.log, trace_id, &span_});
     }
+    end_server_span(r.status);
     request_id_.clear();
     started_ = {};
     method_.clear();
@@ -725,6 +768,7 @@ private:
   std::string method_;
   std::string path_;
   std::chrono::steady_clock::time_point started_;
+  tracing::Span span_;  // the request's server span
   bool keep_alive_ = true;
   bool head_ = false;     // the request being answered is a HEAD: its answer has no body
   bool counted_ = false;  // the answer being written was counted by begin_request

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "idempay/metrics/metrics.hpp"
+#include "idempay/tracing/context.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/base/visible_text.hpp"
 
@@ -232,7 +233,11 @@ Result<http::AccessLog> make_access_log(const std::string& destination) {
     char status[8];
     std::snprintf(status, sizeof status, "%u", r.status);
     Line line;
-    line.field("time", utc_now(time)).field("requestId", r.request_id).field("source", r.source);
+    line.field("time", utc_now(time)).field("requestId", r.request_id);
+    if (!r.trace_id.empty()) {
+      line.field("traceId", r.trace_id);
+    }
+    line.field("source", r.source);
     line.field("method", r.method).field("route", route.route);
     if (std::string_view id = loggable_id(route.payment_id); !id.empty()) {
       line.field("paymentId", id);
@@ -249,11 +254,23 @@ Result<http::AccessLog> make_access_log(const std::string& destination) {
 }
 
 http::AccessLog observe_requests(http::AccessLog log, bool with_metrics) {
-  if (!with_metrics) {
+  if (!with_metrics && !tracing::enabled()) {
     return log;
   }
-  return [log = std::move(log)](const http::AccessRecord& r) {
-    metrics::observe_request(match(r.path).route, r.status, static_cast<double>(r.micros) / 1e6);
+  return [log = std::move(log), with_metrics](const http::AccessRecord& r) {
+    if (with_metrics) {
+      metrics::observe_request(match(r.path).route, r.status, static_cast<double>(r.micros) / 1e6);
+    }
+    if (r.span && r.span->recording()) {  // named by its route, as the conventions ask
+      RouteMatch route = match(r.path);
+      r.span->rename(std::string(r.method) + " " + std::string(route.route)).set("http.route", std::string(route.route));
+      if (std::string_view id = loggable_id(route.payment_id); !id.empty()) {
+        r.span->set("idempay.payment_id", std::string(id));
+      }
+      if (!r.principal.empty()) {
+        r.span->set("idempay.merchant", std::string(r.principal));
+      }
+    }
     if (log) {
       log(r);
     }
@@ -318,6 +335,9 @@ Result<EventLog> make_event_log(const std::string& destination) {
     JsonWriter w(512);  // a line is a few hundred bytes
     w.begin_object().key("time").string(utc_now(time)).key("event").string(kind).key("paymentId").string(id);
     w.key("ref").string(loggable_id(e.ref));
+    if (const auto& trace = tracing::current(); trace.valid()) {  // the actor's: the work it is doing
+      w.key("traceId").string(trace.trace_id_hex());
+    }
     if (!e.before.empty() || !e.after.empty()) {
       w.key("before").string(e.before).key("after").string(e.after);
     }

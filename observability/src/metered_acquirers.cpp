@@ -1,6 +1,7 @@
 #include "idempay/observability/metered_acquirers.hpp"
 
 #include "idempay/metrics/metrics.hpp"
+#include "idempay/tracing/tracer.hpp"
 
 namespace idempay::observability {
 
@@ -21,13 +22,36 @@ std::string_view outcome_of(const Result<std::optional<domain::Authorization>>& 
   return !r ? "error" : *r ? "found" : "unknown";
 }
 
-// Times one call from its start to its callback, whatever thread that runs on.
+// One acquirer call's span, a child of the thread's current one (the payment's decision); the
+// adapter's HTTP calls are its children.
+std::shared_ptr<tracing::Span> call_span(std::string_view operation) {
+  auto span = std::make_shared<tracing::Span>(
+      tracing::start_span("acquirer " + std::string(operation), tracing::Kind::kInternal));
+  span->set("idempay.acquirer.operation", std::string(operation));
+  return span;
+}
+
+// Times one call from its start to its callback, whatever thread that runs on, and ends its span.
 template <class T>
-domain::Callback<T> timed(std::string_view operation, domain::Callback<T> done) {
-  return [operation, done = std::move(done), started = std::chrono::steady_clock::now()](Result<T> r) {
+domain::Callback<T> timed(std::string_view operation, std::shared_ptr<tracing::Span> span, domain::Callback<T> done) {
+  return [operation, span, done = std::move(done), started = std::chrono::steady_clock::now()](Result<T> r) {
     metrics::observe_acquirer_call(operation, outcome_of(r), metrics::seconds_since(started));
+    if (span->recording()) {
+      span->set("idempay.acquirer.outcome", std::string(outcome_of(r)));
+      if (!r) {
+        span->fail(to_string(r.error().code));
+      }
+    }
+    span->end();
     done(std::move(r));
   };
+}
+
+// Runs `call` with `span` as the thread's current context.
+template <class Call>
+void within(const std::shared_ptr<tracing::Span>& span, Call&& call) {
+  tracing::Scope scope(span->context());
+  call();
 }
 
 std::string_view operation_name(ppp::OperationKind kind) {
@@ -43,18 +67,22 @@ class MeteredAcquirer final : public domain::Acquirer {
 public:
   explicit MeteredAcquirer(domain::Acquirer& inner) : inner_(inner) {}
   void authorize(domain::AuthorizeCall call, domain::Callback<domain::Authorization> done) override {
-    inner_.authorize(std::move(call), timed("authorize", std::move(done)));
+    auto span = call_span("authorize");
+    within(span, [&] { inner_.authorize(std::move(call), timed("authorize", span, std::move(done))); });
   }
   void operate(domain::OperationCall call, domain::Callback<domain::OperationOutcome> done) override {
     auto name = operation_name(call.kind);
-    inner_.operate(std::move(call), timed(name, std::move(done)));
+    auto span = call_span(name);
+    within(span, [&] { inner_.operate(std::move(call), timed(name, span, std::move(done))); });
   }
   void status(std::string key, domain::Callback<std::optional<domain::Authorization>> done) override {
-    inner_.status(std::move(key), timed("status", std::move(done)));
+    auto span = call_span("status");
+    within(span, [&] { inner_.status(std::move(key), timed("status", span, std::move(done))); });
   }
   void status_of(std::string key, const std::string& payment_method,
                  domain::Callback<std::optional<domain::Authorization>> done) override {
-    inner_.status_of(std::move(key), payment_method, timed("status", std::move(done)));
+    auto span = call_span("status");
+    within(span, [&] { inner_.status_of(std::move(key), payment_method, timed("status", span, std::move(done))); });
   }
   std::string reference(const std::string& key) const override { return inner_.reference(key); }
 

@@ -12,8 +12,11 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "idempay/tracing/tracer.hpp"
 
 namespace idempay::storage {
 
@@ -34,7 +37,7 @@ public:
 
   /// Starts the thread, named `name` for top -H, perf and gdb (at most 15 characters).
   CommitThread(const char* name, Hooks hooks)
-      : hooks_(std::move(hooks)), thread_([this, name] {
+      : hooks_(std::move(hooks)), name_(name), thread_([this, name] {
           pthread_setname_np(pthread_self(), name);
           run();
         }) {}
@@ -49,6 +52,9 @@ public:
       return false;
     }
     queue_.push_back(std::move(pending));
+    // The commit's trace, for the group's span to link to (none while tracing is off).
+    const auto& trace = tracing::current();
+    traces_.push_back(trace.sampled && tracing::enabled() ? tracing::Link{trace.trace_id, trace.span_id} : tracing::Link{});
     // A busy committer takes the whole queue when it finishes its group: no wake-up needed.
     if (waiting_) {
       wake_.notify_one();
@@ -69,8 +75,39 @@ public:
   }
 
 private:
+  template <class T>
+  static void take_front(std::vector<T>& from, std::vector<T>& to, size_t n) {
+    if (n == from.size()) {
+      to.swap(from);  // the common case: all of it, nothing copied
+    } else {
+      std::move(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n), std::back_inserter(to));
+      from.erase(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+  }
+
+  // One span per group commit, linked to the sampled requests whose commits it carried; none
+  // when it carried none.
+  tracing::Span group_span(const std::vector<tracing::Link>& traces) const {
+    tracing::Span span;
+    for (const auto& link : traces) {
+      if (link.trace_id == tracing::TraceId{}) {
+        continue;
+      }
+      if (!span.recording()) {
+        span = tracing::start_root_span("store commit group", tracing::Kind::kInternal, true);
+        span.set("idempay.store.committer", name_).set("idempay.commit.batches", static_cast<int64_t>(traces.size()));
+      }
+      tracing::TraceContext to;
+      to.trace_id = link.trace_id;
+      to.span_id = link.span_id;
+      span.link(to);
+    }
+    return span;
+  }
+
   void run() {
     std::vector<Pending> group;
+    std::vector<tracing::Link> group_traces;
     for (;;) {
       {
         std::unique_lock lock(mutex_);
@@ -87,20 +124,19 @@ private:
           return;  // closing, and every commit handed to us is done
         }
         size_t take = hooks_.max_group == 0 ? queue_.size() : std::min(queue_.size(), hooks_.max_group);
-        if (take == queue_.size()) {
-          group.swap(queue_);  // the common case: all of it, nothing copied
-        } else {
-          std::move(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take), std::back_inserter(group));
-          queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
-        }
+        take_front(queue_, group, take);
+        take_front(traces_, group_traces, take);
       }
       if (hooks_.wake) {
         hooks_.wake();
       }
       if (!group.empty()) {
+        auto span = group_span(group_traces);
         hooks_.commit(group);
+        span.end();
         group.clear();
       }
+      group_traces.clear();
     }
   }
 
@@ -108,6 +144,8 @@ private:
   std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Pending> queue_;
+  std::vector<tracing::Link> traces_;  // queue_'s traces, one for each
+  std::string name_;
   bool closing_ = false;
   bool waiting_ = false;
   std::thread thread_;  // starts after everything it uses exists

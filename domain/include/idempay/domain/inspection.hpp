@@ -49,6 +49,7 @@ struct OperationInfo {
 struct PaymentReport {
   std::string payment_id;
   std::string owner;  ///< the merchant that created it; empty if stored before owners were recorded
+  std::string trace_id;  ///< the W3C trace of its create (lower-case hex); empty if stored before traces
   std::string state;
   std::string payment_method;
   std::string currency;

@@ -49,6 +49,9 @@ struct PaymentRecord {
   /// Pending and watched (Space::kWatches): its acquirer is asked on a schedule until then
   /// (Unix ms). 0: not watched.
   int64_t watch_until = 0;
+  /// The W3C `traceparent` of the create's decision: the payment's trace, which its callbacks
+  /// continue and its later work links to. Empty: none (stored before traces).
+  std::string trace;
 };
 
 /// What the watch index holds for a payment: until when it is watched, and whose acquirer

@@ -13,6 +13,7 @@
 #include "idempay/http/credentials.hpp"
 #include "idempay/http/proxy_protocol.hpp"
 #include "idempay/base/error.hpp"
+#include "idempay/tracing/tracer.hpp"
 
 namespace idempay::http {
 
@@ -34,6 +35,9 @@ struct Request {
   /// The SHA-256 (lower-case hex, of its DER) of the certificate the client presented on a TLS
   /// listener that asks for one (TlsListenerOptions::client_certificates); empty: none.
   std::string client_certificate_sha256;
+  /// The request's server span: continued from a valid `traceparent` (and `tracestate`), else
+  /// a new trace. The handler runs with it as the thread's current context.
+  tracing::TraceContext trace;
 
   /// Value of the header named `lower_name`, empty if absent.
   std::string_view header(std::string_view lower_name) const;
@@ -97,6 +101,10 @@ struct AccessRecord {
   int64_t micros = 0;       ///< from the end of the headers to the answer handed to the socket
   std::string_view principal;
   const std::vector<std::pair<std::string, std::string>>* fields = nullptr;  ///< Response::log
+  std::string_view trace_id;  ///< lower-case hex; empty for a request refused before its headers
+  /// The request's server span, ended after the log has seen it (the log may name it by its
+  /// route); not recording unless tracing is on and the trace sampled.
+  tracing::Span* span = nullptr;
 };
 using AccessLog = std::function<void(const AccessRecord&)>;
 
