@@ -446,6 +446,7 @@ private:
       observability::TraceExportOptions traces;
       traces.endpoint = config_.otlp_endpoint;
       traces.sample_ratio = config_.trace_sample_ratio;
+      traces.queue_spans = static_cast<size_t>(config_.trace_queue_spans);
       traces.service_version = IDEMPAY_VERSION;
       traces.instance = instance_name_;
       auto exporter = observability::TraceExporter::start(traces);

@@ -36,6 +36,7 @@ struct ServeConfig {
   std::string event_log = "off";     ///< "-" (stderr), a file, or "off"
   std::string otlp_endpoint;         ///< OpenTelemetry collector (OTLP/HTTP); empty: no spans recorded
   double trace_sample_ratio = 1.0;   ///< of new traces; continued ones follow their parent's flag
+  int64_t trace_queue_spans = 8192;  ///< ended spans waiting for the collector, at most
   std::string tls_listen = "0.0.0.0:8443";  ///< the TLS listener, with tls_cert and tls_key
   std::string tls_cert;  ///< PEM certificate chain; empty: no TLS listener
   std::string tls_key;   ///< PEM private key

@@ -94,6 +94,9 @@ cli::Command add_serve(CLI::App& root) {
   s->add_option("--trace-sample-ratio", serve.trace_sample_ratio,
                 "with --otlp-endpoint: the share of new traces recorded (0 to 1); a request's traceparent decides for its own")
       ->envname("IDEMPAY_TRACE_SAMPLE_RATIO")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  s->add_option("--trace-queue-spans", serve.trace_queue_spans,
+                "with --otlp-endpoint: ended spans waiting for the collector, at most; more are dropped and counted")
+      ->envname("IDEMPAY_TRACE_QUEUE_SPANS")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
   s->add_option("--tls-cert", serve.tls_cert, "PEM certificate chain: also serve over TLS 1.2/1.3 on --tls-listen")
       ->envname("IDEMPAY_TLS_CERT");
   s->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert (both reloaded on SIGHUP)")

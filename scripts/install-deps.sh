@@ -48,9 +48,11 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# Stoplight Prism at the version tests/tools/package-lock.json pins, from the npm registry.
+# Stoplight Prism and OpenTelemetry's OTLP transformer (the tests' span decoder) at the versions
+# tests/tools/package-lock.json pins, from the npm registry.
 tools="$(cd "$(dirname "$0")/.." && pwd)/tests/tools"
-if [[ "$profile" == test && ! -x "$tools/node_modules/.bin/prism" ]]; then
-  echo "installing Stoplight Prism into tests/tools"
+if [[ "$profile" == test && ( ! -x "$tools/node_modules/.bin/prism" ||
+      ! -d "$tools/node_modules/@opentelemetry/otlp-transformer" ) ]]; then
+  echo "installing Stoplight Prism and the OTLP decoder into tests/tools"
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -125,6 +125,9 @@ struct AdyenFake::State {
   std::map<std::string, StoredAnswer> answers;          // by Idempotency-Key
   std::vector<Modification> modifications;
   std::map<std::string, uint64_t> requests;
+  // The W3C traceparent each request came with (route, header), the latest 1,000: what a test
+  // checks propagation by.
+  std::deque<std::pair<std::string, std::string>> traceparents;
   std::deque<std::string> notifications_sent;           // the bodies, for a look at their shape
   uint64_t notification_attempts = 0, notifications_accepted = 0, notifications_abandoned = 0;
   uint64_t sequence = 0;
@@ -531,7 +534,11 @@ std::string AdyenFake::State::ledger() const {
   for (const auto& [name, count] : requests) {
     w.key(name).number(static_cast<int64_t>(count));
   }
-  w.end_object().end_object();
+  w.end_object().key("traceparents").begin_array();
+  for (const auto& [route, traceparent] : traceparents) {
+    w.begin_object().key("route").string(route).key("traceparent").string(traceparent).end_object();
+  }
+  w.end_array().end_object();
   return std::move(w).take();
 }
 
@@ -544,7 +551,14 @@ http::Response AdyenFake::State::answer(const http::Request& request) {
   const auto& params = found.match->params;
   {
     std::lock_guard lock(mutex);
-    ++requests[request.method + " " + std::string(found.match->pattern)];
+    std::string route = request.method + " " + std::string(found.match->pattern);
+    ++requests[route];
+    if (auto traceparent = request.header("traceparent"); !traceparent.empty()) {
+      traceparents.emplace_back(route, traceparent);
+      if (traceparents.size() > 1000) {
+        traceparents.pop_front();
+      }
+    }
   }
   if (id == route::kLedger) {
     return http::Response(200, ledger());

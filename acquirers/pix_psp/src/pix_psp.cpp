@@ -1,6 +1,7 @@
 #include "idempay/acquirers/pix_psp.hpp"
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -101,6 +102,7 @@ struct PixPsp::State {
   std::map<std::string, int64_t> tokens;           // token -> valid until (ms)
   std::map<std::string, std::pair<std::string, int64_t>> webhooks;  // by chave: URL, registered at
   std::map<std::string, uint64_t> requests;        // "PUT /cob" -> count
+  std::deque<std::pair<std::string, std::string>> traceparents;  // (route, W3C traceparent), the latest 1,000
   uint64_t tokens_issued = 0;
   uint64_t sequence = 0;
   fake::WebhookCounts notifications;
@@ -474,7 +476,11 @@ struct PixPsp::State {
     for (const auto& [name, count] : requests) {
       w.key(name).number(static_cast<int64_t>(count));
     }
-    w.end_object().end_object();
+    w.end_object().key("traceparents").begin_array();
+    for (const auto& [route, traceparent] : traceparents) {
+      w.begin_object().key("route").string(route).key("traceparent").string(traceparent).end_object();
+    }
+    w.end_array().end_object();
     return std::move(w).take();
   }
 
@@ -482,7 +488,14 @@ struct PixPsp::State {
 
   void count(const http::Request& request, std::string_view pattern) {
     std::lock_guard lock(mutex);
-    ++requests[request.method + " " + std::string(pattern)];
+    std::string route = request.method + " " + std::string(pattern);
+    ++requests[route];
+    if (auto traceparent = request.header("traceparent"); !traceparent.empty()) {
+      traceparents.emplace_back(route, traceparent);
+      if (traceparents.size() > 1000) {
+        traceparents.pop_front();
+      }
+    }
   }
 };
 
