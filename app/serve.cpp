@@ -230,9 +230,9 @@ void add_service_gauges(actors::PaymentService& service) {
 
 // Spans sent and lost; both 0 with tracing off.
 void add_trace_gauges(const observability::TraceExporter* exporter) {
-  metrics::add_gauge("idempay_trace_spans_exported_total", "Spans the OpenTelemetry collector accepted",
+  metrics::add_gauge("idempay_trace_spans_exported", "Spans the OpenTelemetry collector accepted",
                      [exporter] { return exporter ? static_cast<double>(exporter->exported()) : 0.0; });
-  metrics::add_gauge("idempay_trace_spans_dropped_total",
+  metrics::add_gauge("idempay_trace_spans_dropped",
                      "Spans dropped: the export queue was full, or the collector did not take their batch",
                      [exporter] { return exporter ? static_cast<double>(exporter->dropped()) : 0.0; });
 }

@@ -16,6 +16,9 @@ Scenarios (idempay with RocksDB, synced writes, in-process stub unless noted):
              to the in-process stub
   webhooks   signed acquirer webhooks approving pending payments, each verified and applied
   callbacks  the callbacks those webhooks cause, delivered to a local receiver (nginx)
+  tracing    Create Payment with tracing off, on at 100% and at 1% (spans sent over OTLP to nginx
+             as the collector), and on at 100% with the collector refusing connections and with
+             one that never answers: CPU per create next to nginx's and to tracing off's
   memory     RSS and bytes on disk after a million payments (out-of-process stub, so that the
              stub's own ledger is not counted)
   postgresql Create Payment with the PostgreSQL store (one instance; a throwaway cluster from
@@ -455,6 +458,78 @@ def observability_rounds(binary, work, opts, extra):
     observed.stop()
     extra["observability"] = rates
     print("  " + ", ".join(f"{k} {v}" for k, v in rates.items()), flush=True)
+
+
+class BlackHole:
+    """A collector that takes connections and never answers: the kernel completes each
+    handshake into the listen backlog, nobody reads. The exporter waits out its timeout."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1024)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def close(self):
+        self.sock.close()
+
+
+TRACING_MODES = ("off", "on 100%", "on 1%", "collector down", "collector silent")
+
+
+def tracing_rounds(binary, work, opts, extra):
+    """Create Payment with tracing off, on at 100% and at 1% (spans to nginx as the collector,
+    answering 200 to every export), and at 100% with the collector down (connection refused)
+    and silent (never answers): each server's CPU per create and rate, in alternation, each
+    run from an idle server, with nginx's own CPU per request in the same rounds."""
+    collector = Nginx(work, "collector", "")
+    refused = f"http://127.0.0.1:{free_port()}"
+    silent = BlackHole()
+    nginx = Nginx(work, "nginx-tracing", "{}")
+    servers = {"off": Idempay(binary, work, "trace-off"),
+               "on 100%": Idempay(binary, work, "trace-100", ["--otlp-endpoint", collector_url(collector)]),
+               "on 1%": Idempay(binary, work, "trace-1", ["--otlp-endpoint", collector_url(collector),
+                                                          "--trace-sample-ratio", "0.01"]),
+               "collector down": Idempay(binary, work, "trace-down", ["--otlp-endpoint", refused]),
+               "collector silent": Idempay(binary, work, "trace-silent", ["--otlp-endpoint", silent.url])}
+    runs = {mode: [] for mode in TRACING_MODES}
+    runs["nginx"] = []
+    for r in range(opts.rounds):
+        runs["nginx"].append(with_cpu(lambda: tree_cpu_seconds(nginx.proc.pid),
+                                      lambda: wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration,
+                                                  opts.connections, "create_distinct.lua", [f"tn{r}"])))
+        order = list(TRACING_MODES) if r % 2 == 0 else list(reversed(TRACING_MODES))
+        for mode in order:
+            server = servers[mode]
+            server.wait_idle()
+            runs[mode].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
+                                       lambda: wrk(f"{server.url}/payments", opts.duration, opts.connections,
+                                                   "create_distinct.lua", [f"t{r}{TRACING_MODES.index(mode)}"])))
+    rss = {mode: round(s.rss_mb(), 1) for mode, s in servers.items()}
+    for s in servers.values():
+        s.stop()
+    nginx.stop()
+    collector.stop()
+    silent.close()
+    extra["tracing"] = {mode: {"rps": [round(x["rps"]) for x in results], "cpu_us": [x["cpu_us"] for x in results],
+                               "non2xx": sum(x["non2xx"] for x in results), "rss_mb": rss.get(mode)}
+                        for mode, results in runs.items()}
+    tracing_report(extra["tracing"])
+
+
+def collector_url(nginx):
+    return f"http://127.0.0.1:{nginx.port}"
+
+
+def tracing_report(t):
+    nginx_cpu = statistics.median(t["nginx"]["cpu_us"])
+    off = statistics.median(t["off"]["cpu_us"])
+    print("tracing, Create Payment (median of the rounds): CPU per create, ÷ nginx's, ÷ tracing off's; rate")
+    for mode in TRACING_MODES:
+        cpu = statistics.median(t[mode]["cpu_us"])
+        print(f"  {mode:18} {cpu:>7} us  {cpu / nginx_cpu:>5.1f}x nginx  {cpu / off:>5.2f}x off  "
+              f"{statistics.median(t[mode]['rps']):>7} req/s (rounds {t[mode]['rps']})  RSS {t[mode]['rss_mb']} MB"
+              + (f"  ({t[mode]['non2xx']} not 2xx)" if t[mode]["non2xx"] else ""))
 
 
 def pgbench(uri, work, duration, clients):
@@ -1058,6 +1133,8 @@ def report(out_dir, opts, rows, nginx_rps, extra):
         print(f"memory: after {m['payments']:,} payments (out-of-process stub): RSS {m['rss_mb']} MB, "
               f"{m['disk_bytes_per_payment']} bytes on disk per payment, shutdown {m['shutdown_s']} s; create rate "
               f"by chunk: " + ", ".join(f"{c['rps']}@{c['stored']:,}" for c in m["chunks"]))
+    if "tracing" in extra:
+        tracing_report(extra["tracing"])
     if "slow_acquirer" in extra:
         slow_acquirer_report(extra["slow_acquirer"])
     if "sustained" in extra:
@@ -1215,7 +1292,8 @@ def main():
     ap.add_argument("--slow-duration", type=int, default=20, help="seconds of each slow-acquirer run")
     ap.add_argument("--skip", default="",
                     help="comma-separated groups to leave out: "
-                         "throughput,observability,latency,slow,acquirers,webhooks,memory,growth,sustained,postgresql")
+                         "throughput,observability,tracing,latency,slow,acquirers,webhooks,memory,growth,sustained,"
+                         "postgresql")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round of 1 s, small sizes, no latency scenario")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--keep-work", action="store_true", help="keep the servers' data and logs for a look afterwards")
@@ -1241,6 +1319,9 @@ def main():
         if "observability" not in skip:
             print("metrics and logs on vs off, in alternation", flush=True)
             observability_rounds(opts.binary, work, opts, extra)
+        if "tracing" not in skip:
+            print("tracing off, on at 100% and 1%, collector down and silent, in alternation", flush=True)
+            tracing_rounds(opts.binary, work, opts, extra)
         if "latency" not in skip:
             print("100 ms stub, 1,000 connections", flush=True)
             latency_rounds(opts.binary, work, opts, runs)

@@ -21,22 +21,22 @@ caf::behavior PaymentActor::behavior() {
         me->on_create(std::move(cmd));
       },
       [me](operate_atom, OperateCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_operate(std::move(cmd));
       },
       [me](event_atom, EventCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_event(std::move(cmd));
       },
       [me](terminal_atom, TerminalCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_terminal(std::move(cmd));
       },
       [me](refresh_atom, RefreshCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_refresh(std::move(cmd));
       },
@@ -45,12 +45,12 @@ caf::behavior PaymentActor::behavior() {
         me->on_repeats(std::move(cmd));
       },
       [me](owner_atom, OwnerActionCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_owner_action(std::move(cmd));
       },
       [me](recover_atom, RecoverCommand& cmd) {
-        tracing::Scope scope(cmd.sink.trace());  // the request's trace, while its command runs
+        tracing::Scope scope(cmd.sink.trace());
         me->on_routed();
         me->on_recover(std::move(cmd));
       },

@@ -397,9 +397,9 @@ private:
   // record is marked orphaned.
   void schedule_reconcile();
   void on_reconcile_tick();
-  void reconcile_in_background(std::function<void()> done);
+  void reconcile_in_background(std::function<void()> done, const tracing::TraceContext& parent = {});
   void mark_orphaned();
-  void resume_operation(const std::string& request_id);
+  void resume_operation(const std::string& request_id, const tracing::TraceContext& parent = {});
 
   // The acquirer this payment went to when it was created, with its owner's credentials.
   domain::Acquirer& payment_acquirer() const {

@@ -255,11 +255,11 @@ void PaymentActor::on_operate(OperateCommand&& cmd) {
   });
 }
 
-void PaymentActor::resume_operation(const std::string& request_id) {
+void PaymentActor::resume_operation(const std::string& request_id, const tracing::TraceContext& parent) {
   if (stale_ || (payment_.record && leased_elsewhere(record(), ctx_.core, now_unix_ms()))) {
     return;  // shared stores: another instance got there first; the sweep looks again later
   }
-  begin(Flow::kOperation, decision_span(Flow::kOperation, {}));  // reserved while the operation is read
+  begin(Flow::kOperation, decision_span(Flow::kOperation, parent));  // reserved while the operation is read
   load_operation(request_id, [me = shared_from_this(), request_id](Result<std::optional<StoredOperation>> stored) {
     auto op = stored ? domain::resume_operation(me->id(), request_id, *stored) : std::nullopt;
     if (!op) {
@@ -363,7 +363,8 @@ void PaymentActor::on_reconcile_tick() {
   reconcile_in_background({});
 }
 
-void PaymentActor::reconcile_in_background(std::function<void()> done) {
+// `parent`: the recovery round that asked (a span of its own), or none (a trace of its own).
+void PaymentActor::reconcile_in_background(std::function<void()> done, const tracing::TraceContext& parent) {
   int64_t now = now_unix_ms();
   // Shared stores: a payment another instance holds is its holder's to reconcile (the sweep
   // comes back once the lease has expired), and a record outdated by a lost race is left to
@@ -376,7 +377,7 @@ void PaymentActor::reconcile_in_background(std::function<void()> done) {
     }
     return;
   }
-  begin(Flow::kBackground, decision_span(Flow::kBackground, {}));
+  begin(Flow::kBackground, decision_span(Flow::kBackground, parent));
   on_finished_ = std::move(done);
   if (auto lease = take_lease(payment_, ctx_.core, now)) {
     lease->next = Next::kAskStatus;
@@ -411,10 +412,10 @@ void PaymentActor::on_recover(RecoverCommand&& cmd) {
   // Operations left in flight first (same requestId, so at most once at the acquirer), then
   // the payment itself; the sink hears when that reconciliation has ended.
   for (const auto& request_id : cmd.operations) {
-    defer([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
+    defer([me = shared_from_this(), request_id, sink = cmd.sink] { me->resume_operation(request_id, sink.trace()); });
   }
   defer([me = shared_from_this(), sink = cmd.sink] {
-    me->reconcile_in_background([sink] { sink.deliver(Reply{Outcome::kDone, "{}"}); });
+    me->reconcile_in_background([sink] { sink.deliver(Reply{Outcome::kDone, "{}"}); }, sink.trace());
   });
   if (!busy()) {
     finish();

@@ -67,6 +67,7 @@ caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* c
     std::set<std::string> queued;  // queued or in flight: a sweep does not offer them twice
     int in_flight = 0;
     bool first = true;
+    tracing::Span round;  // "recovery": from work found to the last payment's reconciliation
   };
   auto state = std::make_shared<State>();
   bool sweeps = context->core.shared();
@@ -76,11 +77,15 @@ caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* c
       auto [id, ops] = std::move(state->queue.front());
       state->queue.pop_front();
       ++state->in_flight;
+      tracing::Scope scope(state->round.context());  // each payment's recovery is a span of the round's
       ReplySink done([me, id = id](Reply) { caf::anon_send(me, recovered_atom::value, id); });
       context->directory->send(id, recover_atom::value, RecoverCommand{id, std::move(ops), done, {}});
     }
-    if (state->in_flight == 0 && state->queue.empty() && !sweeps) {
-      self->quit();
+    if (state->in_flight == 0 && state->queue.empty()) {
+      state->round = tracing::Span();  // ends it
+      if (!sweeps) {
+        self->quit();
+      }
     }
   };
   auto found = [self, context, state, sweeps, send_more](Unfinished work) {
@@ -93,6 +98,10 @@ caf::behavior recovery_actor(caf::event_based_actor* self, const ActorContext* c
     }
     if (state->first && added > 0) {
       spdlog::info("recovery: {} payments have unfinished work; reconciling in the background", added);
+    }
+    if (added > 0 && !state->round.context().valid()) {
+      state->round = tracing::start_root_span("recovery", tracing::Kind::kInternal);
+      state->round.set("idempay.recovery.payments", static_cast<int64_t>(added));
     }
     state->first = false;
     send_more();

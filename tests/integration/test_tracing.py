@@ -251,14 +251,46 @@ def test_a_collector_down_or_slow_costs_no_payment(connector_factory, collector)
         return time.time() - started
 
     creates("down", 200)
-    wait_for(lambda: metric(c, "idempay_trace_spans_dropped_total") > 0, what="spans dropped while the collector is down")
+    wait_for(lambda: metric(c, "idempay_trace_spans_dropped") > 0, what="spans dropped while the collector is down")
     # Slow: the exporter waits out its timeout on one batch while the queue fills and spills.
     collector.mode("slow", seconds=30)
-    dropped = metric(c, "idempay_trace_spans_dropped_total")
+    dropped = metric(c, "idempay_trace_spans_dropped")
     took = creates("slow", 1000)
-    assert metric(c, "idempay_trace_spans_dropped_total") > dropped
+    assert metric(c, "idempay_trace_spans_dropped") > dropped
     assert took < 60, f"1,000 creates took {took:.0f} s with the collector slow"
     # Back up: spans flow again.
     collector.mode("ok")
     creates("back", 5)
-    wait_for(lambda: metric(c, "idempay_trace_spans_exported_total") > 0, timeout=30, what="spans exported again")
+    wait_for(lambda: metric(c, "idempay_trace_spans_exported") > 0, timeout=30, what="spans exported again")
+
+
+def test_recovery_after_sigkill_is_a_trace_linked_to_the_payments(connector_factory, stub_server, collector):
+    """Killed after the intent was stored, before the acquirer was asked: the restart's recovery
+    is a trace of its own, its reconciliation of the payment a span under it, linked to the
+    trace of the gateway's request, and the acquirer call under that."""
+    c = connector_factory(acquirer=stub_server.url, extra_args=tracing(collector))
+    c.process.terminate()
+    c.start(env={"IDEMPAY_CRASH_AT": "after-intent"})
+    try:
+        http_request(c.port, "POST", "/payments", create_body("recovered-1"), traced())
+    except OSError:
+        pass
+    c.process.proc.wait(timeout=30)
+    assert c.process.proc.returncode == -9
+    c.start()
+    found = []
+
+    def recovered():
+        spans = collector.spans()
+        rounds = [s for s in spans if s["name"] == "recovery"]
+        found[:] = [s for s in spans if rounds and s["traceId"] == rounds[0]["traceId"]]
+        return {"recovery", "payment reconcile", "acquirer status"} <= {s["name"] for s in found}
+
+    wait_for(recovered, timeout=30, what="the recovery's spans")
+    recovery = one(found, "recovery")
+    assert recovery["parentSpanId"] == "" and recovery["attributes"]["idempay.recovery.payments"] >= 1
+    reconcile = one(found, "payment reconcile")
+    assert reconcile["parentSpanId"] == recovery["spanId"]
+    assert reconcile["attributes"]["idempay.payment_id"] == "recovered-1"
+    assert [link for link in reconcile["links"] if link["traceId"] == TRACE], "linked to the payment's own trace"
+    assert one(found, "acquirer status")["parentSpanId"] == reconcile["spanId"]
