@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LUA = ROOT / "bench" / "lua"
@@ -486,12 +487,13 @@ def tracing_rounds(binary, work, opts, extra):
     refused = f"http://127.0.0.1:{free_port()}"
     silent = BlackHole()
     nginx = Nginx(work, "nginx-tracing", "{}")
-    servers = {"off": Idempay(binary, work, "trace-off"),
-               "on 100%": Idempay(binary, work, "trace-100", ["--otlp-endpoint", collector_url(collector)]),
-               "on 1%": Idempay(binary, work, "trace-1", ["--otlp-endpoint", collector_url(collector),
-                                                          "--trace-sample-ratio", "0.01"]),
-               "collector down": Idempay(binary, work, "trace-down", ["--otlp-endpoint", refused]),
-               "collector silent": Idempay(binary, work, "trace-silent", ["--otlp-endpoint", silent.url])}
+    metrics = ["--metrics-listen", "127.0.0.1:0"]
+    servers = {"off": Idempay(binary, work, "trace-off", metrics),
+               "on 100%": Idempay(binary, work, "trace-100", metrics + ["--otlp-endpoint", collector_url(collector)]),
+               "on 1%": Idempay(binary, work, "trace-1", metrics + ["--otlp-endpoint", collector_url(collector),
+                                                                    "--trace-sample-ratio", "0.01"]),
+               "collector down": Idempay(binary, work, "trace-down", metrics + ["--otlp-endpoint", refused]),
+               "collector silent": Idempay(binary, work, "trace-silent", metrics + ["--otlp-endpoint", silent.url])}
     runs = {mode: [] for mode in TRACING_MODES}
     runs["nginx"] = []
     for r in range(opts.rounds):
@@ -505,16 +507,28 @@ def tracing_rounds(binary, work, opts, extra):
             runs[mode].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
                                        lambda: wrk(f"{server.url}/payments", opts.duration, opts.connections,
                                                    "create_distinct.lua", [f"t{r}{TRACING_MODES.index(mode)}"])))
-    rss = {mode: round(s.rss_mb(), 1) for mode, s in servers.items()}
+            runs[mode][-1]["rss_mb"] = round(server.rss_mb(), 1)  # after each round: bounded, or growing?
+    time.sleep(2)  # the last batch (a second's wait at most) reaches the collector
+    spans = {mode: span_counts(s) for mode, s in servers.items()}
     for s in servers.values():
         s.stop()
     nginx.stop()
     collector.stop()
     silent.close()
     extra["tracing"] = {mode: {"rps": [round(x["rps"]) for x in results], "cpu_us": [x["cpu_us"] for x in results],
-                               "non2xx": sum(x["non2xx"] for x in results), "rss_mb": rss.get(mode)}
+                               "non2xx": sum(x["non2xx"] for x in results), "rss_mb": [x.get("rss_mb") for x in results],
+                               "creates": sum(x["requests"] for x in results), **spans.get(mode, {})}
                         for mode, results in runs.items()}
     tracing_report(extra["tracing"])
+
+
+def span_counts(server):
+    """Spans the server exported and dropped so far (its metrics): what the collector was sent."""
+    log = (server.dir / "server.log").read_text(errors="replace")
+    port = re.search(r"metrics on port (\d+)", log).group(1)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    read = lambda name: float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+    return {"spans_exported": read("idempay_trace_spans_exported"), "spans_dropped": read("idempay_trace_spans_dropped")}
 
 
 def collector_url(nginx):
@@ -528,7 +542,9 @@ def tracing_report(t):
     for mode in TRACING_MODES:
         cpu = statistics.median(t[mode]["cpu_us"])
         print(f"  {mode:18} {cpu:>7} us  {cpu / nginx_cpu:>5.1f}x nginx  {cpu / off:>5.2f}x off  "
-              f"{statistics.median(t[mode]['rps']):>7} req/s (rounds {t[mode]['rps']})  RSS {t[mode]['rss_mb']} MB"
+              f"{statistics.median(t[mode]['rps']):>7} req/s (rounds {t[mode]['rps']})  RSS by round {t[mode]['rss_mb']} MB  "
+              f"spans exported {t[mode]['spans_exported']:.0f}, dropped {t[mode]['spans_dropped']:.0f} "
+              f"for {t[mode]['creates']} creates"
               + (f"  ({t[mode]['non2xx']} not 2xx)" if t[mode]["non2xx"] else ""))
 
 

@@ -20,6 +20,7 @@ struct Queue {
   std::condition_variable ready;
   std::vector<SpanData> spans;
   size_t capacity = 0;
+  size_t wake_at = SIZE_MAX;  // take()'s batch: the exporter is woken once this many wait
   bool stopping = false;
   uint64_t ended = 0;
   uint64_t dropped_full = 0;
@@ -56,7 +57,7 @@ void hand_over(SpanData&& span) {
     return;
   }
   q.spans.push_back(std::move(span));
-  if (q.spans.size() == 1) {
+  if (q.spans.size() == q.wake_at) {
     q.ready.notify_one();
   }
 }
@@ -178,7 +179,9 @@ bool enabled() { return on.load(std::memory_order_relaxed); }
 std::vector<SpanData> take(size_t max, std::chrono::milliseconds wait) {
   auto& q = queue();
   std::unique_lock lock(q.mutex);
-  q.ready.wait_for(lock, wait, [&q] { return !q.spans.empty() || q.stopping; });
+  q.wake_at = max;
+  q.ready.wait_for(lock, wait, [&q, max] { return q.spans.size() >= max || q.stopping; });
+  q.wake_at = SIZE_MAX;
   std::vector<SpanData> out;
   if (q.spans.size() <= max) {
     out.swap(q.spans);

@@ -1,6 +1,6 @@
 // W3C Trace Context parsing as the specification's test cases put it, the ambient context, and
 // the span queue's bound. The OTLP encoding is checked by an independent decoder in the
-// integration tests (tests/integration/test_tracing.py).
+// integration tests (tests/integration/test_traces.py).
 #include <gtest/gtest.h>
 
 #include "idempay/tracing/context.hpp"

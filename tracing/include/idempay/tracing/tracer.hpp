@@ -90,8 +90,9 @@ void configure(const TracerOptions& options);
 void disable();
 bool enabled();
 
-/// Up to `max` ended spans, waiting up to `wait` for the first one; empty on timeout or after
-/// stop_waiting(). For the exporter's own thread.
+/// Up to `max` ended spans: as soon as `max` wait, else what waits after `wait` (possibly none)
+/// — a full batch per export, not one per span. At once after stop_waiting(). For the
+/// exporter's own thread.
 std::vector<SpanData> take(size_t max, std::chrono::milliseconds wait);
 /// Wakes take() at once (the exporter stopping).
 void stop_waiting();

@@ -1,13 +1,16 @@
 #pragma once
 
+#include <deque>
 #include <memory>
+#include <mutex>
 
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/http/server.hpp"
 
 namespace idempay::acquirer {
 
-/// Serves a StubAcquirer over the stub's JSON/HTTP protocol (see wire.hpp), plus GET /ledger.
+/// Serves a StubAcquirer over the stub's JSON/HTTP protocol (see wire.hpp), plus GET /ledger and
+/// GET /traceparents (the W3C traceparent each acquirer call came with, the latest 1,000).
 /// With `api_keys`, the acquirer's own routes (authorize, operations, status) answer 401
 /// unless `Authorization: Bearer KEY` names one of them, as a real acquirer checks its
 /// merchants' credentials; /ledger and /trigger stay open for tests.
@@ -19,9 +22,13 @@ public:
 
 private:
   bool authorized(const http::Request& request) const;
+  void note_trace(const http::Request& request);
+  std::string traceparents_json() const;
 
   StubAcquirer& stub_;
   std::vector<std::string> api_keys_;
+  mutable std::mutex traces_mutex_;
+  std::deque<std::pair<std::string, std::string>> traceparents_;  // (method and path, header)
 };
 
 }  // namespace idempay::acquirer

@@ -198,8 +198,16 @@ def test_a_later_version_is_read_and_an_invalid_tracestate_dropped(connector_fac
     assert sent["traceparent"].startswith(f"00-{TRACE}-") and "tracestate" not in sent
 
 
-def test_the_psp_and_adyen_see_the_gateways_trace(base_dir, tmp_path, request, connector_factory, collector):
-    # Adyen, with tracing off: the context still goes out.
+def test_the_psp_adyen_and_the_http_acquirer_see_the_gateways_trace(base_dir, tmp_path, request, connector_factory,
+                                                                     collector, stub_server):
+    # idempay's own acquirer protocol (the stub as a server), with tracing off: the context
+    # still goes out.
+    c = connector_factory(acquirer=stub_server.url)
+    assert http_request(c.port, "POST", "/payments", create_body("http-traced"), traced())[0] == 200
+    status, raw, _ = http_request(stub_server.port, "GET", "/traceparents", headers={})
+    assert status == 200
+    assert [t for t in json.loads(raw) if t["route"] == "POST /authorize" and t["traceparent"].startswith(f"00-{TRACE}-")]
+    # Adyen, with tracing off too.
     fake = start_fake(base_dir, f"{request.node.name}-adyen")
     try:
         c = connector_factory(merchants=[adyen_merchant(adyen_acquirer(fake.url))], extra_args=CALLBACK_ARGS)
