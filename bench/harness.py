@@ -476,13 +476,15 @@ class BlackHole:
 
 
 TRACING_MODES = ("off", "on 100%", "on 1%", "collector down", "collector silent")
+BASELINE_MODE = "--baseline build"
 
 
 def tracing_rounds(binary, work, opts, extra):
     """Create Payment with tracing off, on at 100% and at 1% (spans to nginx as the collector,
     answering 200 to every export), and at 100% with the collector down (connection refused)
     and silent (never answers): each server's CPU per create and rate, in alternation, each
-    run from an idle server, with nginx's own CPU per request in the same rounds."""
+    run from an idle server, with nginx's own CPU per request in the same rounds. With
+    --baseline, the older build (before tracing, say) takes part too, as one more mode."""
     collector = Nginx(work, "collector", "")
     refused = f"http://127.0.0.1:{free_port()}"
     silent = BlackHole()
@@ -494,19 +496,23 @@ def tracing_rounds(binary, work, opts, extra):
                                                                     "--trace-sample-ratio", "0.01"]),
                "collector down": Idempay(binary, work, "trace-down", metrics + ["--otlp-endpoint", refused]),
                "collector silent": Idempay(binary, work, "trace-silent", metrics + ["--otlp-endpoint", silent.url])}
-    runs = {mode: [] for mode in TRACING_MODES}
+    modes = list(TRACING_MODES)
+    if opts.baseline:
+        servers[BASELINE_MODE] = Idempay(opts.baseline, work, "trace-baseline", metrics)
+        modes.append(BASELINE_MODE)
+    runs = {mode: [] for mode in modes}
     runs["nginx"] = []
     for r in range(opts.rounds):
         runs["nginx"].append(with_cpu(lambda: tree_cpu_seconds(nginx.proc.pid),
                                       lambda: wrk(f"http://127.0.0.1:{nginx.port}/payments", opts.duration,
                                                   opts.connections, "create_distinct.lua", [f"tn{r}"])))
-        order = list(TRACING_MODES) if r % 2 == 0 else list(reversed(TRACING_MODES))
+        order = modes if r % 2 == 0 else list(reversed(modes))
         for mode in order:
             server = servers[mode]
             server.wait_idle()
             runs[mode].append(with_cpu(lambda: cpu_seconds_of(server.proc.pid),
                                        lambda: wrk(f"{server.url}/payments", opts.duration, opts.connections,
-                                                   "create_distinct.lua", [f"t{r}{TRACING_MODES.index(mode)}"])))
+                                                   "create_distinct.lua", [f"t{r}{modes.index(mode)}"])))
             runs[mode][-1]["rss_mb"] = round(server.rss_mb(), 1)  # after each round: bounded, or growing?
     time.sleep(2)  # the last batch (a second's wait at most) reaches the collector
     spans = {mode: span_counts(s) for mode, s in servers.items()}
@@ -527,7 +533,9 @@ def span_counts(server):
     log = (server.dir / "server.log").read_text(errors="replace")
     port = re.search(r"metrics on port (\d+)", log).group(1)
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    read = lambda name: float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+    def read(name):  # 0 for a build without traces (--baseline)
+        found = re.search(rf"^{name} (\S+)$", text, re.M)
+        return float(found.group(1)) if found else 0.0
     return {"spans_exported": read("idempay_trace_spans_exported"), "spans_dropped": read("idempay_trace_spans_dropped")}
 
 
@@ -539,7 +547,7 @@ def tracing_report(t):
     nginx_cpu = statistics.median(t["nginx"]["cpu_us"])
     off = statistics.median(t["off"]["cpu_us"])
     print("tracing, Create Payment (median of the rounds): CPU per create, ÷ nginx's, ÷ tracing off's; rate")
-    for mode in TRACING_MODES:
+    for mode in [m for m in (*TRACING_MODES, BASELINE_MODE) if m in t]:
         cpu = statistics.median(t[mode]["cpu_us"])
         print(f"  {mode:18} {cpu:>7} us  {cpu / nginx_cpu:>5.1f}x nginx  {cpu / off:>5.2f}x off  "
               f"{statistics.median(t[mode]['rps']):>7} req/s (rounds {t[mode]['rps']})  RSS by round {t[mode]['rss_mb']} MB  "

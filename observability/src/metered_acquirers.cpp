@@ -25,9 +25,10 @@ std::string_view outcome_of(const Result<std::optional<domain::Authorization>>& 
 // One acquirer call's span, a child of the thread's current one (the payment's decision); the
 // adapter's HTTP calls are its children.
 std::shared_ptr<tracing::Span> call_span(std::string_view operation) {
-  auto span = std::make_shared<tracing::Span>(
-      tracing::start_span("acquirer " + std::string(operation), tracing::Kind::kInternal));
-  span->set("idempay.acquirer.operation", std::string(operation));
+  auto span = std::make_shared<tracing::Span>(tracing::start_span("acquirer", tracing::Kind::kInternal));
+  if (span->recording()) {  // names built only for a span that is exported
+    span->rename("acquirer " + std::string(operation)).set("idempay.acquirer.operation", std::string(operation));
+  }
   return span;
 }
 

@@ -123,18 +123,19 @@ void Span::end() {
 
 // What starts a span: the only code that fills a Span's context and data.
 struct SpanAccess {
-  static Span start(std::string name, Kind kind, const TraceContext& parent, bool force_sampled);
+  static Span start(std::string_view name, Kind kind, const TraceContext& parent, bool force_sampled);
 };
 
-Span start_span(std::string name, Kind kind, const TraceContext& parent) {
-  return SpanAccess::start(std::move(name), kind, parent, false);
+Span start_span(std::string_view name, Kind kind, const TraceContext& parent) {
+  return SpanAccess::start(name, kind, parent, false);
 }
 
-Span start_root_span(std::string name, Kind kind, bool sampled) {
-  return SpanAccess::start(std::move(name), kind, TraceContext{}, sampled);
+Span start_root_span(std::string_view name, Kind kind, bool sampled) {
+  return SpanAccess::start(name, kind, TraceContext{}, sampled);
 }
 
-Span SpanAccess::start(std::string name, Kind kind, const TraceContext& parent, bool force_sampled) {
+// Off, or not sampled: two random ids and the context, nothing else (no name, no attributes).
+Span SpanAccess::start(std::string_view name, Kind kind, const TraceContext& parent, bool force_sampled) {
   Span s;
   SpanId parent_id{};
   if (parent.valid()) {
@@ -153,7 +154,7 @@ Span SpanAccess::start(std::string name, Kind kind, const TraceContext& parent, 
     s.data_->span_id = s.context_.span_id;
     s.data_->parent_span_id = parent_id;
     s.data_->trace_state = s.context_.trace_state;
-    s.data_->name = std::move(name);
+    s.data_->name = std::string(name);
     s.data_->kind = kind;
     s.data_->start_unix_nanos = unix_nanos();
   }

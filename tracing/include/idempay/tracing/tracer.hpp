@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "idempay/tracing/context.hpp"
@@ -74,10 +75,10 @@ private:
 
 /// A child of `parent` when it is valid (sampled as the parent is), else the root of a new trace
 /// (sampled by the ratio).
-Span start_span(std::string name, Kind kind, const TraceContext& parent = current());
+Span start_span(std::string_view name, Kind kind, const TraceContext& parent = current());
 /// A new trace's root, whatever the thread's current context; `sampled`: recorded whatever the
 /// ratio (work done for sampled requests, linked to them), else sampled by the ratio.
-Span start_root_span(std::string name, Kind kind, bool sampled = false);
+Span start_root_span(std::string_view name, Kind kind, bool sampled = false);
 
 struct TracerOptions {
   double sample_ratio = 1.0;     ///< roots sampled, 0..1; children follow their parent
