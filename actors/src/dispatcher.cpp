@@ -194,9 +194,9 @@ private:
   // Each attempt is a span of the payment's trace (the entry's), and the callback carries it.
   void send(const OutboxEntry& entry) {
     auto id = entry.id;
-    auto span = std::make_shared<tracing::Span>(tracing::start_span(
-        "callback delivery", tracing::Kind::kInternal,
-        tracing::parse_traceparent(entry.trace).value_or(tracing::TraceContext{})));
+    auto trace = tracing::parse_traceparent(entry.trace).value_or(tracing::TraceContext{});
+    trace.trace_state = tracing::valid_tracestate(entry.trace_state);  // checked again: it is read from the store
+    auto span = std::make_shared<tracing::Span>(tracing::start_span("callback delivery", tracing::Kind::kInternal, trace));
     if (span->recording()) {
       span->set("idempay.payment_id", entry.payment_id).set("idempay.merchant", entry.merchant);
       span->set("idempay.delivery_id", entry.id).set("idempay.callback.attempt", int64_t{entry.attempts} + 1);

@@ -108,6 +108,7 @@ void PaymentActor::on_create(CreateCommand&& cmd) {
   }
   auto decision = decision_span(Flow::kCreate, cmd.sink.trace());
   arrival.trace = decision.context().traceparent();
+  arrival.trace_state = decision.context().trace_state;
   Decision d = start_create(payment_, arrival, route, ctx_.core, now_unix_ms());
   if ((!d.commits() || d.next == Next::kFollow) && drop_presumption()) {
     return on_create(std::move(cmd));

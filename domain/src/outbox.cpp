@@ -14,7 +14,8 @@ const auto kOutboxFields = std::make_tuple(
     IDEMPAY_FIELD("createdAt", created_at), IDEMPAY_FIELD("nextAttemptAt", next_attempt_at),
     IDEMPAY_FIELD("lastStatus", last_status), IDEMPAY_FIELD("lastError", last_error),
     IDEMPAY_FIELD("deadReason", dead_reason), IDEMPAY_FIELD_UNLESS_DEFAULT("claimOwner", claim_owner),
-    IDEMPAY_FIELD_UNLESS_DEFAULT("claimUntil", claim_until), IDEMPAY_FIELD_UNLESS_DEFAULT("traceparent", trace));
+    IDEMPAY_FIELD_UNLESS_DEFAULT("claimUntil", claim_until), IDEMPAY_FIELD_UNLESS_DEFAULT("traceparent", trace),
+    IDEMPAY_FIELD_UNLESS_DEFAULT("tracestate", trace_state));
 
 }  // namespace
 

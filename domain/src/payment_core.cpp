@@ -88,6 +88,7 @@ OutboxEntry new_callback(const std::string& payment_id, PaymentRecord& r, const 
   e.url = r.callback_url;
   e.body = r.response;
   e.trace = r.trace;
+  e.trace_state = r.trace_state;
   e.created_at = e.next_attempt_at = now;
   return e;
 }
@@ -187,6 +188,7 @@ Decision write_intent(const Payment& p, const CreateArrival& a, const AcquirerRo
   r.callback_url = request.callback_url;
   r.card = request.card_summary;
   r.trace = a.trace;
+  r.trace_state = a.trace_state;
   r.created_at = r.updated_at = now;
   bool pos = ppp::is_pos(request.payment_method);
   if (!pos) {

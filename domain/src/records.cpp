@@ -59,7 +59,7 @@ const auto kPaymentFields = std::make_tuple(
     FIELD("terminalSerial", terminal_serial), FIELD("createdAt", created_at), FIELD("updatedAt", updated_at),
     FIELD("leaseOwner", lease_owner), FIELD("leaseUntil", lease_until),
     FIELD("cancellationId", cancellation_id), FIELD("watchUntil", watch_until),
-    IDEMPAY_FIELD_UNLESS_DEFAULT("traceparent", trace));
+    IDEMPAY_FIELD_UNLESS_DEFAULT("traceparent", trace), IDEMPAY_FIELD_UNLESS_DEFAULT("tracestate", trace_state));
 
 #undef FIELD
 

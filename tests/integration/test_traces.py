@@ -106,9 +106,10 @@ def test_one_trace_from_the_gateways_request_through_the_acquirer_to_the_callbac
     assert r.wait_for(lambda rv: rv.processed), "no callback"
     callback = r.requests[-1]
     assert callback_body(callback)["status"] == "approved"
-    # The callback continues the gateway's trace (its tracestate is not stored with the payment).
+    # The callback continues the gateway's trace, with its tracestate (stored with the payment).
     sent = callback["headers"]["traceparent"]
     assert re.fullmatch(rf"00-{TRACE}-[0-9a-f]{{16}}-01", sent), sent
+    assert callback["headers"]["tracestate"] == "vendor=abc,other@sys=1"
 
     spans = of_trace(collector, TRACE, ["POST /payments", "payment create", "acquirer authorize",
                                         "callback delivery", "POST"])

@@ -44,9 +44,10 @@ struct OutboxEntry {
   /// else attempts it before then; a dead instance's claim passes to others once it expires.
   std::string claim_owner;
   int64_t claim_until = 0;
-  /// The payment's trace (PaymentRecord::trace): each attempt is a span of it, and the
-  /// callback carries it to the gateway. Empty: none.
+  /// The payment's trace (PaymentRecord::trace, ::trace_state): each attempt is a span of it,
+  /// and the callback carries it to the gateway. Empty: none.
   std::string trace;
+  std::string trace_state;
 };
 
 /// Whether `instance` may claim the entry now: due, and nobody else's claim is live.

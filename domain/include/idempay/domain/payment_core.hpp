@@ -181,7 +181,8 @@ struct CreateArrival {
   const ppp::CreatePaymentRequest& request;
   const std::string& merchant;     ///< the authenticated caller
   const std::string& fingerprint;  ///< ppp::payment_fingerprint of the request
-  std::string trace{};  ///< the decision's `traceparent`: a new payment's trace
+  std::string trace{};        ///< the decision's `traceparent`: a new payment's trace
+  std::string trace_state{};  ///< and its `tracestate`
 };
 
 /// Another merchant's paymentId or a different payment under it (conflict), or a final

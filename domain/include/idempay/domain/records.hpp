@@ -52,6 +52,7 @@ struct PaymentRecord {
   /// The W3C `traceparent` of the create's decision: the payment's trace, which its callbacks
   /// continue and its later work links to. Empty: none (stored before traces).
   std::string trace;
+  std::string trace_state;  ///< the create's valid `tracestate`, carried on with the trace; usually empty
 };
 
 /// What the watch index holds for a payment: until when it is watched, and whose acquirer
