@@ -8,6 +8,7 @@ import base64
 import json
 import pathlib
 import re
+import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -197,6 +198,18 @@ def test_a_malformed_traceparent_is_ignored_never_refused(connector_factory, col
 def servers_of(collector, traces, into):
     into[:] = [s for s in collector.spans() if s["name"] == "POST /payments" and s["traceId"] in traces]
     return into
+
+
+def test_raw_bytes_in_a_path_reach_the_collector_as_valid_utf8(connector_factory, collector):
+    """A request line's path is whatever bytes a client sends (Beast takes any beyond ASCII); a
+    span's url.path is a protobuf string, which must be UTF-8: one bad byte could make a strict
+    collector refuse the whole batch, everyone's spans with it."""
+    c = connector_factory(extra_args=tracing(collector))
+    with socket.create_connection(("127.0.0.1", c.port), timeout=10) as s:
+        s.sendall(b"GET /payments/\xff\xfe HTTP/1.1\r\nHost: x\r\ntraceparent: " + TRACEPARENT.encode() + b"\r\n\r\n")
+        assert s.recv(100).startswith(b"HTTP/1.1 404")
+    server = one(of_trace(collector, TRACE, ["GET unknown"]), "GET unknown")
+    assert server["attributes"]["url.path"] == "/payments/\\xff\\xfe"  # not U+FFFD: made visible before it left
 
 
 def test_a_later_version_is_read_and_an_invalid_tracestate_dropped(connector_factory, collector, receiver):

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "idempay/base/visible_text.hpp"
+
 namespace idempay::tracing {
 
 namespace {
@@ -25,9 +27,20 @@ void bytes_field(std::string& out, uint32_t field, const void* data, size_t size
   out.append(static_cast<const char*>(data), size);
 }
 
+// A protobuf string is UTF-8, and a collector may refuse a whole batch for one that is not:
+// text from outside (a request's path) goes in with anything not plain made a visible escape.
+void text_field(std::string& out, uint32_t field, std::string_view s) {
+  if (is_plain_text(s)) {
+    bytes_field(out, field, s.data(), s.size());
+  } else {
+    std::string shown = visible(s);
+    bytes_field(out, field, shown.data(), shown.size());
+  }
+}
+
 void string_field(std::string& out, uint32_t field, std::string_view s) {
   if (!s.empty()) {
-    bytes_field(out, field, s.data(), s.size());
+    text_field(out, field, s);
   }
 }
 
@@ -49,7 +62,7 @@ std::string key_value(const Attribute& a) {
     tag(value, 3, kVarint);
     varint(value, static_cast<uint64_t>(a.number));
   } else {
-    bytes_field(value, 1, a.text.data(), a.text.size());  // an empty string is still a value
+    text_field(value, 1, a.text);  // an empty string is still a value
   }
   std::string kv;
   string_field(kv, 1, a.key);

@@ -22,7 +22,6 @@ struct Queue {
   size_t capacity = 0;
   size_t wake_at = SIZE_MAX;  // take()'s batch: the exporter is woken once this many wait
   bool stopping = false;
-  uint64_t ended = 0;
   uint64_t dropped_full = 0;
 };
 
@@ -51,7 +50,6 @@ bool sample_root(const TraceId& id) {
 void hand_over(SpanData&& span) {
   auto& q = queue();
   std::lock_guard lock(q.mutex);
-  ++q.ended;
   if (q.spans.size() >= q.capacity) {
     ++q.dropped_full;
     return;
@@ -203,7 +201,7 @@ void stop_waiting() {
 Counters counters() {
   auto& q = queue();
   std::lock_guard lock(q.mutex);
-  return Counters{q.ended, q.dropped_full, q.spans.size()};
+  return Counters{q.dropped_full, q.spans.size()};
 }
 
 }  // namespace idempay::tracing

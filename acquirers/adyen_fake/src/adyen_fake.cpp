@@ -18,6 +18,7 @@
 #include "idempay/http/client.hpp"
 #include "idempay/http/routes.hpp"
 #include "idempay/protocol/card.hpp"
+#include "idempay/tracing/recent.hpp"
 
 namespace idempay::acquirer {
 
@@ -125,9 +126,7 @@ struct AdyenFake::State {
   std::map<std::string, StoredAnswer> answers;          // by Idempotency-Key
   std::vector<Modification> modifications;
   std::map<std::string, uint64_t> requests;
-  // The W3C traceparent each request came with (route, header), the latest 1,000: what a test
-  // checks propagation by.
-  std::deque<std::pair<std::string, std::string>> traceparents;
+  tracing::RecentTraceparents traceparents;  // what a test checks propagation by
   std::deque<std::string> notifications_sent;           // the bodies, for a look at their shape
   uint64_t notification_attempts = 0, notifications_accepted = 0, notifications_abandoned = 0;
   uint64_t sequence = 0;
@@ -534,11 +533,9 @@ std::string AdyenFake::State::ledger() const {
   for (const auto& [name, count] : requests) {
     w.key(name).number(static_cast<int64_t>(count));
   }
-  w.end_object().key("traceparents").begin_array();
-  for (const auto& [route, traceparent] : traceparents) {
-    w.begin_object().key("route").string(route).key("traceparent").string(traceparent).end_object();
-  }
-  w.end_array().end_object();
+  w.end_object().key("traceparents");
+  traceparents.write(w);
+  w.end_object();
   return std::move(w).take();
 }
 
@@ -553,12 +550,7 @@ http::Response AdyenFake::State::answer(const http::Request& request) {
     std::lock_guard lock(mutex);
     std::string route = request.method + " " + std::string(found.match->pattern);
     ++requests[route];
-    if (auto traceparent = request.header("traceparent"); !traceparent.empty()) {
-      traceparents.emplace_back(route, traceparent);
-      if (traceparents.size() > 1000) {
-        traceparents.pop_front();
-      }
-    }
+    traceparents.note(std::move(route), request.header("traceparent"));
   }
   if (id == route::kLedger) {
     return http::Response(200, ledger());

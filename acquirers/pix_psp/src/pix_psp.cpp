@@ -1,7 +1,6 @@
 #include "idempay/acquirers/pix_psp.hpp"
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "idempay/base/json_writer.hpp"
 #include "idempay/base/timestamps.hpp"
 #include "idempay/base/webhooks.hpp"
+#include "idempay/tracing/recent.hpp"
 #include "idempay/http/routes.hpp"
 #include "ledger.hpp"
 
@@ -102,7 +102,7 @@ struct PixPsp::State {
   std::map<std::string, int64_t> tokens;           // token -> valid until (ms)
   std::map<std::string, std::pair<std::string, int64_t>> webhooks;  // by chave: URL, registered at
   std::map<std::string, uint64_t> requests;        // "PUT /cob" -> count
-  std::deque<std::pair<std::string, std::string>> traceparents;  // (route, W3C traceparent), the latest 1,000
+  tracing::RecentTraceparents traceparents;        // what a test checks propagation by
   uint64_t tokens_issued = 0;
   uint64_t sequence = 0;
   fake::WebhookCounts notifications;
@@ -476,11 +476,9 @@ struct PixPsp::State {
     for (const auto& [name, count] : requests) {
       w.key(name).number(static_cast<int64_t>(count));
     }
-    w.end_object().key("traceparents").begin_array();
-    for (const auto& [route, traceparent] : traceparents) {
-      w.begin_object().key("route").string(route).key("traceparent").string(traceparent).end_object();
-    }
-    w.end_array().end_object();
+    w.end_object().key("traceparents");
+    traceparents.write(w);
+    w.end_object();
     return std::move(w).take();
   }
 
@@ -490,12 +488,7 @@ struct PixPsp::State {
     std::lock_guard lock(mutex);
     std::string route = request.method + " " + std::string(pattern);
     ++requests[route];
-    if (auto traceparent = request.header("traceparent"); !traceparent.empty()) {
-      traceparents.emplace_back(route, traceparent);
-      if (traceparents.size() > 1000) {
-        traceparents.pop_front();
-      }
-    }
+    traceparents.note(std::move(route), request.header("traceparent"));
   }
 };
 

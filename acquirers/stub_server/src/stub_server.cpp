@@ -25,41 +25,22 @@ bool StubHandler::authorized(const http::Request& request) const {
                      [presented](const std::string& key) { return presented == "Bearer " + key; });
 }
 
-void StubHandler::note_trace(const http::Request& request) {
-  if (auto traceparent = request.header("traceparent"); !traceparent.empty()) {
-    std::lock_guard lock(traces_mutex_);
-    traceparents_.emplace_back(request.method + " " + request.path, traceparent);
-    if (traceparents_.size() > 1000) {
-      traceparents_.pop_front();
-    }
-  }
-}
-
-std::string StubHandler::traceparents_json() const {
-  std::lock_guard lock(traces_mutex_);
-  JsonWriter w;
-  w.begin_array();
-  for (const auto& [route, traceparent] : traceparents_) {
-    w.begin_object().key("route").string(route).key("traceparent").string(traceparent).end_object();
-  }
-  w.end_array();
-  return std::move(w).take();
-}
-
 void StubHandler::handle(http::Request request, http::Responder respond) {
   const std::string& path = request.path;
   if (request.method == "GET" && path == "/ledger") {
     return respond(http::Response(200, stub_.ledger_json()));
   }
   if (request.method == "GET" && path == "/traceparents") {
-    return respond(http::Response(200, traceparents_json()));
+    JsonWriter w;
+    traceparents_.write(w);
+    return respond(http::Response(200, std::move(w).take()));
   }
   bool acquirer_route = path == "/authorize" || path == "/operations" || path.rfind("/authorizations/", 0) == 0;
   if (acquirer_route && !authorized(request)) {
     return respond(http::Response(401, R"({"error":"missing or unknown API key"})"));
   }
   if (acquirer_route) {
-    note_trace(request);
+    traceparents_.note(request.method + " " + path, request.header("traceparent"));
   }
   if (request.method == "POST" && path == "/authorize") {
     auto call = wire::decode_authorize_call(request.body);

@@ -5,6 +5,7 @@
 
 #include "idempay/tracing/context.hpp"
 #include "idempay/tracing/otlp.hpp"
+#include "idempay/tracing/recent.hpp"
 #include "idempay/tracing/tracer.hpp"
 
 namespace idempay::tracing {
@@ -130,6 +131,32 @@ TEST(OtlpTest, TheRequestNestsResourceScopeAndSpans) {
   EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x0a);
   EXPECT_NE(bytes.find("payment create"), std::string::npos);
   EXPECT_NE(bytes.find("service.name"), std::string::npos);
+}
+
+TEST(OtlpTest, TextFromOutsideGoesInAsValidUtf8) {
+  SpanData s;
+  s.trace_id = parse_traceparent(kValid)->trace_id;
+  s.span_id = new_span_id();
+  s.name = "GET unknown";
+  s.attributes.push_back(Attribute{"url.path", "/payments/\xff\xfe\x1b[31m", 0, false});
+  auto bytes = encode_export_request(Resource{}, {s});
+  EXPECT_EQ(bytes.find('\xff'), std::string::npos);  // a collector may refuse a batch for one such byte
+  EXPECT_EQ(bytes.find('\x1b'), std::string::npos);
+  EXPECT_NE(bytes.find("/payments/\\x"), std::string::npos);
+}
+
+TEST(RecentTraceparentsTest, KeepsTheLatestThousandOldestFirst) {
+  RecentTraceparents recent;
+  recent.note("POST /a", "");  // none sent: nothing kept
+  for (int i = 0; i < 1005; ++i) {
+    recent.note("POST /a", "t" + std::to_string(i));
+  }
+  JsonWriter w;
+  recent.write(w);
+  std::string json = std::move(w).take();
+  EXPECT_EQ(json.find("\"t4\""), std::string::npos);
+  EXPECT_LT(json.find("\"t5\""), json.find("\"t1004\""));
+  EXPECT_EQ(json.find("\"\""), std::string::npos);
 }
 
 }  // namespace

@@ -99,7 +99,6 @@ std::vector<SpanData> take(size_t max, std::chrono::milliseconds wait);
 void stop_waiting();
 
 struct Counters {
-  uint64_t ended = 0;        ///< recorded spans handed to the queue or dropped
   uint64_t dropped_full = 0; ///< dropped because the queue was full
   size_t queued = 0;
 };

@@ -1,11 +1,10 @@
 #pragma once
 
-#include <deque>
 #include <memory>
-#include <mutex>
 
 #include "idempay/acquirers/stub.hpp"
 #include "idempay/http/server.hpp"
+#include "idempay/tracing/recent.hpp"
 
 namespace idempay::acquirer {
 
@@ -22,13 +21,10 @@ public:
 
 private:
   bool authorized(const http::Request& request) const;
-  void note_trace(const http::Request& request);
-  std::string traceparents_json() const;
 
   StubAcquirer& stub_;
   std::vector<std::string> api_keys_;
-  mutable std::mutex traces_mutex_;
-  std::deque<std::pair<std::string, std::string>> traceparents_;  // (method and path, header)
+  tracing::RecentTraceparents traceparents_;
 };
 
 }  // namespace idempay::acquirer
