@@ -46,9 +46,18 @@ class Receiver:
                 with outer.lock:
                     outer.active += 1
                     outer.max_active = max(outer.max_active, outer.active)
+                self.counted = True
                 try:
                     self.handle_post()
                 finally:
+                    self.end_attempt()
+
+            def end_attempt(self):
+                # Called before the last byte of an answer (or the close) leaves: once the
+                # sender has it, it may start its next delivery on another thread before
+                # this one returns, and that must not count as two at once.
+                if self.counted:
+                    self.counted = False
                     with outer.lock:
                         outer.active -= 1
 
@@ -60,6 +69,7 @@ class Receiver:
                     outer.requests.append(record)
                     action = outer.script.pop(0) if outer.script else outer.default
                 if action == "drop":
+                    self.end_attempt()
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
                     return
@@ -70,6 +80,7 @@ class Receiver:
                     self.send_response(302)
                     self.send_header("Location", "/elsewhere")
                     self.send_header("Content-Length", "0")
+                    self.end_attempt()
                     self.end_headers()
                     return
                 status = 200 if action == "ok" else int(action)
@@ -79,9 +90,10 @@ class Receiver:
                 self.send_response(status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
-                self.wfile.write(b"{}")
                 record["status"] = status
                 record["ended"] = time.time()  # answered: the attempt is over for its sender
+                self.end_attempt()
+                self.wfile.write(b"{}")
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.scheme = "http"
