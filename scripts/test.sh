@@ -11,9 +11,12 @@ phase "install what is missing" scripts/install-deps.sh test
 build_dir=${IDEMPAY_TEST_BUILD_DIR:-build-asan}
 # A unity build (each library's sources compiled a few at a time in one unit) takes about 40%
 # less time from scratch; the fuzz build (scripts/fuzz.sh) compiles the libraries one file at a
-# time, so a missing include still shows.
+# time, so a missing include still shows. Clang: it builds this in about 55% of GCC's time
+# (Beast's templates at -O0), and its UBSan also checks float-to-integer conversions, which
+# GCC's leaves out. The packages (scripts/package.sh) are built by GCC: the two compilers see it.
 phase "configure and build (ASan, UBSan)" bash -c "cmake -S . -B '$build_dir' -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DIDEMPAY_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=ON >/dev/null && cmake --build '$build_dir' -j $(nproc)"
+  -DCMAKE_CXX_COMPILER=clang++ -DIDEMPAY_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=ON >/dev/null \
+  && cmake --build '$build_dir' -j $(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}

@@ -1,6 +1,7 @@
 #include "idempay/tracing/tracer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -162,7 +163,8 @@ Span SpanAccess::start(std::string_view name, Kind kind, const TraceContext& par
 void configure(const TracerOptions& options) {
   double ratio = std::clamp(options.sample_ratio, 0.0, 1.0);
   sample_all.store(ratio >= 1.0);
-  root_threshold.store(static_cast<uint64_t>(ratio * 18446744073709551615.0));
+  // 2^64 itself is no uint64_t (converting it is undefined): a ratio of 1 is `sample_all`.
+  root_threshold.store(ratio >= 1.0 ? UINT64_MAX : static_cast<uint64_t>(std::ldexp(ratio, 64)));
   {
     auto& q = queue();
     std::lock_guard lock(q.mutex);

@@ -742,7 +742,7 @@ TEST(PaymentServiceLegacyTest, RecordsStoredBeforeOwnersKeepReplaying) {
   options.legacy_owner = "shop";
   PaymentService service(*store, stub, transport, options);
   ASSERT_TRUE(service.start());
-  auto ask = [&service](auto call) {
+  auto ask = [](auto call) {
     std::promise<Reply> p;
     call([&p](Reply r) { p.set_value(sent(std::move(r))); });
     return p.get_future().get();

@@ -57,7 +57,7 @@ TEST(OutboxTest, RetryAfterAndSlowLane) {
 }
 
 TEST(OutboxTest, EntryRoundTrip) {
-  OutboxEntry e{"dlv_p_1", "p", "shop", "https://x/cb?s=1", R"({"a":"\"q\""})", 3, 10, 20, 503, "boom", ""};
+  OutboxEntry e{"dlv_p_1", "p", "shop", "https://x/cb?s=1", R"({"a":"\"q\""})", 3, 10, 20, 503, "boom", "", "", 0, "", ""};
   auto back = decode_outbox(encode(e)).value();
   EXPECT_EQ(back.id, e.id);
   EXPECT_EQ(back.merchant, "shop");

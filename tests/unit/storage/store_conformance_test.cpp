@@ -28,11 +28,13 @@ struct Space {
 const KeyspaceNames kNames = {"payments", "operations", "outbox", "audit"};
 
 struct MemoryFactory {
+  static constexpr const char* kName = "Memory";
   static constexpr bool kHasMemoryTier = true;
   std::unique_ptr<Store> open() { return make_memory_store(kNames); }
 };
 
 struct RocksFactory {
+  static constexpr const char* kName = "RocksDB";
   static constexpr bool kHasMemoryTier = true;
   testing::TempDir dir;
   std::unique_ptr<Store> open() { return open_rocks_store(RocksOptions{dir.path() + "/db", true}, kNames).value(); }
@@ -41,6 +43,7 @@ struct RocksFactory {
 // A real PostgreSQL server, named by IDEMPAY_TEST_PG_URI (scripts/test.sh starts a throwaway
 // cluster with scripts/pg-local.sh); each test gets a schema of its own, dropped afterwards.
 struct PostgresFactory {
+  static constexpr const char* kName = "PostgreSQL";
   static constexpr bool kHasMemoryTier = false;  // every read asks the server
   PostgresOptions options() const {
     PostgresOptions o;
@@ -76,7 +79,12 @@ protected:
 };
 
 using Factories = ::testing::Types<MemoryFactory, RocksFactory, PostgresFactory>;
-TYPED_TEST_SUITE(StoreConformanceTest, Factories);
+// Each suite named by its store (StoreConformanceTest/RocksDB, ...), not by its index.
+struct FactoryName {
+  template <typename Factory>
+  static std::string GetName(int) { return Factory::kName; }
+};
+TYPED_TEST_SUITE(StoreConformanceTest, Factories, FactoryName);
 
 TYPED_TEST(StoreConformanceTest, AbsentKeyReadsAsNullopt) {
   auto got = this->store->get(Space::kPayments, "missing");

@@ -73,14 +73,6 @@ StoredSubtree store_of(const std::vector<Hash>& leaves) {
   };
 }
 
-std::vector<Hash> hashed(const std::vector<std::string>& leaves) {
-  std::vector<Hash> out;
-  for (const auto& l : leaves) {
-    out.push_back(leaf_hash(l));
-  }
-  return out;
-}
-
 TEST(MerkleTest, RootsOfTheReferenceTree) {
   auto leaves = reference_leaves();
   auto roots = hexes(*vectors().find("roots"));
