@@ -15,16 +15,18 @@ struct TraceExporter::Impl {
   tracing::Resource resource;
   http::Client client;
   std::atomic<bool> stopping{false};
+  // Set before `stopping`: a stop waits one timeout at most, whatever batch was in flight.
+  std::chrono::steady_clock::time_point stop_deadline;
 
   // One batch, posted and waited for (this thread's own wait: no I/O thread or actor waits).
-  bool post(const std::vector<tracing::SpanData>& spans) {
+  bool post(const std::vector<tracing::SpanData>& spans, std::chrono::milliseconds timeout) {
     http::OutboundRequest r;
     r.method = "POST";
     r.url = url;
     r.headers = {{"content-type", "application/x-protobuf"}};
     r.body = tracing::encode_export_request(resource, spans);
-    r.connect_timeout = options.timeout;
-    r.total_timeout = options.timeout;
+    r.connect_timeout = timeout;
+    r.total_timeout = timeout;
     r.allow_private = true;  // the operator's collector, often on the same host
     std::promise<bool> answered;
     auto result = answered.get_future();
@@ -32,6 +34,10 @@ struct TraceExporter::Impl {
       answered.set_value(response && response->status >= 200 && response->status < 300);
     });
     return result.get();  // the client calls back exactly once, by its timeout at the latest
+  }
+
+  std::chrono::milliseconds time_left_to_stop() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(stop_deadline - std::chrono::steady_clock::now());
   }
 };
 
@@ -72,9 +78,10 @@ TraceExporter::TraceExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
     for (;;) {
       bool last = impl_->stopping.load();
       auto spans = tracing::take(impl_->options.batch_spans, std::chrono::seconds(1));
+      auto timeout = last ? impl_->time_left_to_stop() : impl_->options.timeout;
       bool sent = true;
       if (!spans.empty()) {
-        sent = impl_->post(spans);
+        sent = timeout.count() > 0 && impl_->post(spans, timeout);
         if (sent) {
           exported_ += spans.size();
           warned = false;
@@ -96,6 +103,7 @@ TraceExporter::TraceExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 TraceExporter::~TraceExporter() {
   tracing::disable();
+  impl_->stop_deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
   impl_->stopping = true;
   tracing::stop_waiting();
   thread_.join();

@@ -296,6 +296,17 @@ def test_a_collector_down_or_slow_costs_no_payment(connector_factory, collector)
     collector.mode("ok")
     creates("back", 5)
     wait_for(lambda: metric(c, "idempay_trace_spans_exported") > 0, timeout=30, what="spans exported again")
+    # Silent again, a batch in flight and more spans queued behind it: a stop waits one export
+    # timeout (5 s) at most, counted from the signal, not what is left of the batch's and then
+    # the next one's (about 9 s).
+    collector.mode("slow", seconds=30)
+    creates("stop", 5)
+    time.sleep(1.5)  # the exporter's next batch (posted within a second) waits for its answer
+    creates("queued", 5)
+    started = time.time()
+    assert c.process.terminate() == 0
+    took = time.time() - started
+    assert took < 7.5, f"stopping took {took:.1f} s with the collector silent"
 
 
 def test_recovery_after_sigkill_is_a_trace_linked_to_the_payments(connector_factory, stub_server, collector):

@@ -30,7 +30,8 @@ class TraceExporter {
 public:
   /// Turns tracing on and starts the thread; kInvalidArgument for a URL that is not one.
   static Result<std::unique_ptr<TraceExporter>> start(const TraceExportOptions& options);
-  /// Stops recording, sends what is queued (one try, within the timeout), stops the thread.
+  /// Stops recording, sends what is queued (one try) and stops the thread: within one
+  /// timeout, counted from the call, even if a batch was in flight to a silent collector.
   ~TraceExporter();
 
   uint64_t exported() const { return exported_.load(); }
