@@ -1337,39 +1337,34 @@ def main():
     skip = set(opts.skip.split(",")) | ({"latency"} if opts.quick else set())
     extra = {}
     try:
-        if "throughput" not in skip:
-            print("throughput rounds (create, replay, settle, paced) against nginx", flush=True)
-            extra = throughput_rounds(opts.binary, work, opts, runs)
-        if "observability" not in skip:
-            print("metrics and logs on vs off, in alternation", flush=True)
-            observability_rounds(opts.binary, work, opts, extra)
-        if "tracing" not in skip:
-            print("tracing off, on at 100% and 1%, collector down and silent, in alternation", flush=True)
-            tracing_rounds(opts.binary, work, opts, extra)
-        if "latency" not in skip:
-            print("100 ms stub, 1,000 connections", flush=True)
-            latency_rounds(opts.binary, work, opts, runs)
-        if "slow" not in skip:
-            print("thousands of payments in flight on a 500 ms acquirer", flush=True)
-            slow_acquirer_rounds(opts.binary, work, opts, extra)
-        if "acquirers" not in skip:
-            print("Pix, cards and boleto through their adapters and fakes, next to the stub", flush=True)
-            acquirer_rounds(opts.binary, work, opts, runs)
-        if "webhooks" not in skip:
-            print("webhooks and callbacks", flush=True)
-            webhook_rounds(opts.binary, work, opts, extra)
-        if "memory" not in skip:
-            print(f"memory after {opts.memory_payments:,} payments", flush=True)
-            memory_rounds(opts.binary, work, opts, extra)
-        if "growth" not in skip:
-            print("growth", flush=True)
-            growth_rounds(opts.binary, work, opts, extra)
-        if "postgresql" not in skip:
-            print("Create Payment on PostgreSQL, next to pgbench", flush=True)
-            postgres_rounds(opts.binary, work, opts, runs, extra)
-        if "sustained" not in skip:
-            print(f"sustained: {opts.sustained} s of creates, then of a gateway mix, no idle waits", flush=True)
-            sustained_rounds(opts.binary, work, opts, extra)
+        groups = [
+            ("throughput", "throughput rounds (create, replay, settle, paced) against nginx",
+             lambda: extra.update(throughput_rounds(opts.binary, work, opts, runs))),
+            ("observability", "metrics and logs on vs off, in alternation",
+             lambda: observability_rounds(opts.binary, work, opts, extra)),
+            ("tracing", "tracing off, on at 100% and 1%, collector down and silent, in alternation",
+             lambda: tracing_rounds(opts.binary, work, opts, extra)),
+            ("latency", "100 ms stub, 1,000 connections", lambda: latency_rounds(opts.binary, work, opts, runs)),
+            ("slow", "thousands of payments in flight on a 500 ms acquirer",
+             lambda: slow_acquirer_rounds(opts.binary, work, opts, extra)),
+            ("acquirers", "Pix, cards and boleto through their adapters and fakes, next to the stub",
+             lambda: acquirer_rounds(opts.binary, work, opts, runs)),
+            ("webhooks", "webhooks and callbacks", lambda: webhook_rounds(opts.binary, work, opts, extra)),
+            ("memory", f"memory after {opts.memory_payments:,} payments",
+             lambda: memory_rounds(opts.binary, work, opts, extra)),
+            ("growth", "growth", lambda: growth_rounds(opts.binary, work, opts, extra)),
+            ("postgresql", "Create Payment on PostgreSQL, next to pgbench",
+             lambda: postgres_rounds(opts.binary, work, opts, runs, extra)),
+            ("sustained", f"sustained: {opts.sustained} s of creates, then of a gateway mix, no idle waits",
+             lambda: sustained_rounds(opts.binary, work, opts, extra)),
+        ]
+        for name, title, run in groups:
+            if name in skip:
+                continue
+            print(title, flush=True)
+            started = time.monotonic()
+            run()
+            print(f"  ({name}: {time.monotonic() - started:.0f} s)", flush=True)
         extra["db_bench_sync_ops"] = db_bench(work, 32, 2_000 if opts.quick else 20_000)
     finally:
         if opts.keep_work:
