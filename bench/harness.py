@@ -1038,7 +1038,7 @@ def sustained_report(s):
         print("context switches per request (voluntary, involuntary): " + ", ".join(
             f"{label} {s[n + '_switches'][0]}, {s[n + '_switches'][1]}"
             for n, label in (("nginx", "nginx"), ("create", "creates"), ("mix", "gateway mix")) if n + "_switches" in s))
-    print(f"RSS at the end: " + ", ".join(f"{n} {s[n + '_rss_mb']} MB" for n in ("create", "mix") if n in s)
+    print("RSS at the end: " + ", ".join(f"{n} {s[n + '_rss_mb']} MB" for n in ("create", "mix") if n in s)
           + (" (in-process stub, whose ledger grows with every payment)" if s["stub"] == "in-process" else
              " (out-of-process stub)"))
     if s.get("create_index_filter_mb") is not None:
@@ -1222,9 +1222,9 @@ def targets_report(rows, extra):
     slow = extra.get("slow_acquirer")
     if slow:
         bound = min(slow["connections"] * 1000 / slow["latency_ms"], slow["cpu_bound_rps"])
-        target(f"slow acquirer: rate / min(conn./latency, CPU-bound rate)", slow["saturated"]["rps"] / bound, 0.8,
+        target("slow acquirer: rate / min(conn./latency, CPU-bound rate)", slow["saturated"]["rps"] / bound, 0.8,
                at_most=False)
-        target(f"slow acquirer, paced: p99 (ms) <= latency + 100", slow["paced"]["p99_ms"], slow["latency_ms"] + 100,
+        target("slow acquirer, paced: p99 (ms) <= latency + 100", slow["paced"]["p99_ms"], slow["latency_ms"] + 100,
                unit="ms")
         target("slow acquirer: RSS per payment in flight, plateau - idle (KB)", slow["saturated"]["kb_per_in_flight"],
                16, unit="KB")

@@ -77,6 +77,19 @@ def request(port, method, path, body=None, headers=None, timeout=30):
     return resp.status, raw, {k.lower(): v for k, v in resp.getheaders()}
 
 
+def sent_before_a_kill(send):
+    """Starts `send` (a request) on a thread of its own and returns the thread: the test kills
+    the connector under it, so the connection's end is expected and not an error."""
+    def run():
+        try:
+            send()
+        except OSError:  # the connection closed by the kill (RemoteDisconnected is one)
+            pass
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 def concurrently(n, fn):
     """Runs fn(i) on n threads released together by a barrier; returns the results in order."""
     barrier = threading.Barrier(n)

@@ -10,15 +10,14 @@ paymentId, one modification per requestId."""
 import hashlib
 import json
 import subprocess
-import threading
-import time
 
 import pytest
 
 from adyen import (ACCOUNT, CHECKOUT, CHECKOUT_SHA256, DATA, WEBHOOKS, WEBHOOKS_SHA256, adyen_acquirer, adyen_merchant,
                    check_notifications, ledger, notification, notify_to, payments_of, sign, start_fake,
                    webhook_validator)
-from conftest import BIN, CALLBACK_ARGS, audit_trail, concurrently, create_body, logged_port, request
+from conftest import (BIN, CALLBACK_ARGS, audit_trail, concurrently, create_body, logged_port, request,
+                      sent_before_a_kill)
 from pix import Prism, wait_for
 from receiver import callback_body
 from schema import validate
@@ -250,8 +249,7 @@ def test_sigkill_during_payments_makes_one_payment_decided_by_its_notification(a
     fake, c = start("--latency-ms", "1500")
     r = receiver()
     body = create_body("ady-kill", callbackUrl=r.url())
-    t = threading.Thread(target=lambda: c.post("/payments", body))
-    t.start()
+    t = sent_before_a_kill(lambda: c.post("/payments", body))
     wait_for(lambda: payments_of(fake, "ady-kill"), what="the payment at the fake")
     c.process.kill()
     t.join()
@@ -274,11 +272,10 @@ def test_sigkill_during_a_modification_makes_one(adyen_world, operation):
     if operation == "refunds":
         assert c.post(f"/payments/{pid}/settlements", {"paymentId": pid, "requestId": "s-k", "value": 20})[0] == 200
     op_body = {"paymentId": pid, "requestId": "op-k", "value": 20 if operation == "settlements" else 5}
-    t = threading.Thread(target=lambda: c.post(f"/payments/{pid}/{operation}", op_body))
     kind = "capture" if operation == "settlements" else "refund"
     count = lambda: sum(m["kind"] == kind for m in ledger(fake)["modifications"])  # noqa: E731
     before = count()
-    t.start()
+    t = sent_before_a_kill(lambda: c.post(f"/payments/{pid}/{operation}", op_body))
     wait_for(lambda: count() > before, what="the modification at the fake")
     c.process.kill()
     t.join()
@@ -559,8 +556,7 @@ def test_sigkill_during_a_boletos_payments_call_issues_one_boleto(adyen_world):
     _, _, start = adyen_world
     fake, c = start("--latency-ms", "4000", merchants_for=boleto_merchants)
     body = boleto_body("boleto-kill")
-    t = threading.Thread(target=lambda: _swallow(lambda: c.post("/payments", body)))
-    t.start()
+    t = sent_before_a_kill(lambda: c.post("/payments", body))
     wait_for(lambda: payments_of(fake, "boleto-kill"), what="the boleto at the fake")
     c.process.kill()
     t.join()
@@ -578,13 +574,6 @@ def test_sigkill_during_a_boletos_payments_call_issues_one_boleto(adyen_world):
     assert len(payments_of(fake, "boleto-kill")) == 1
     requests = ledger(fake)["requests"]["POST /payments"]
     assert requests == 2, "the retry was the same request, answered from Adyen's Idempotency-Key"
-
-
-def _swallow(fn):
-    try:
-        fn()
-    except Exception:  # the connector was killed under the request
-        pass
 
 
 def test_sigkill_while_boleto_notifications_arrive_loses_none(adyen_world):

@@ -4,7 +4,7 @@ import json
 import subprocess
 import time
 
-from conftest import (ACQUIRER_SECRET, BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body,
+from conftest import (BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body,
                       deliveries, ledger)
 from receiver import callback_body, verify
 from schema import validate

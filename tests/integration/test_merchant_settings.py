@@ -5,7 +5,6 @@ import json
 import signal
 import time
 
-import pytest
 
 from conftest import ACQUIRER_SECRET, CALLBACK_ARGS, create_body, free_port, ledger
 from receiver import callback_body

@@ -367,7 +367,7 @@ def test_search_cursors_are_sealed_and_cannot_be_chosen(connector_factory, stubs
     assert seen == [f"cur-other-{i}" for i in range(4)]
     # A cursor made up by the operator (a payment id of another merchant's, to walk past it) is
     # refused, and so is an altered one.
-    for made_up in ("cur-shop-1".encode().hex(), cursor_of := json.loads(admin(c, "GET", "payments?limit=1")[1])
+    for made_up in ("cur-shop-1".encode().hex(), json.loads(admin(c, "GET", "payments?limit=1")[1])
                     ["nextCursor"][:-2] + "00"):
         assert admin(c, "GET", f"payments?cursor={made_up}", token=LIMITED)[0] == 400, made_up
 

@@ -12,7 +12,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import BIN, CALLBACK_ARGS, audit_trail, concurrently, logged_port
-from pix import (PIX_KEY, SPEC, SPEC_SHA256, Pki, Prism, charge, notify, pay, pix_acquirer, pix_body, pix_merchant,
+from conftest import BIN, CALLBACK_ARGS, audit_trail, concurrently, logged_port, sent_before_a_kill
+from pix import (SPEC, SPEC_SHA256, Pki, Prism, charge, notify, pay, pix_acquirer, pix_body, pix_merchant,
                  psp_ledger, start_psp, tls_args, wait_for)
 from receiver import callback_body
 from schema import validate
@@ -203,18 +203,10 @@ def test_overlapping_creates_and_refunds_make_one_charge_and_one_devolucao(pix_w
 def kill_while_in_flight(c, path, body, carried_out):
     """Sends the request and SIGKILLs the connector once the PSP has carried it out
     (`carried_out()`), while the PSP still holds its answer."""
-    sender = threading.Thread(target=lambda: _swallow(lambda: c.post(path, body)))
-    sender.start()
+    sender = sent_before_a_kill(lambda: c.post(path, body))
     wait_for(carried_out, timeout=20, what="the PSP carrying out the call")
     c.process.kill()
     sender.join(timeout=30)
-
-
-def _swallow(fn):
-    try:
-        fn()
-    except OSError:
-        pass
 
 
 def test_sigkill_during_put_cob_and_during_a_refund(base_dir, request, connector_factory, pki):

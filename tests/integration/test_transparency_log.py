@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 
-import pytest
 from jwcrypto import jwk, jws
 
 import rfc9162

@@ -3,7 +3,6 @@ console's test drives it): a good receipt passes both steps, with the browser's 
 SHA-256; one changed byte fails step one; a receipt whose payment was cut from the log fails
 step two; the page saved to disk and opened from there checks a receipt as well."""
 import json
-import time
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
