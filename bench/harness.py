@@ -221,6 +221,15 @@ def tree_context_switches(pid):
     return voluntary, involuntary
 
 
+def stop_together(*processes):
+    """Stops servers at once: with --metrics-listen, idempay takes one to two seconds to stop
+    (measured: the metrics endpoint's web server winding down), and one after another those add up."""
+    for p in processes:
+        p.proc.terminate()
+    for p in processes:
+        p.proc.wait(timeout=600)
+
+
 class Process:
     def __init__(self, cmd, log_path, port):
         self.port = port
@@ -455,8 +464,7 @@ def observability_rounds(binary, work, opts, extra):
             server.wait_idle()
             rates[f"replay_{mode}"].append(round(wrk(f"{server.url}/payments", opts.duration, opts.connections,
                                                      "create_replay.lua", ["replay-obs"])["rps"]))
-    plain.stop()
-    observed.stop()
+    stop_together(plain, observed)
     extra["observability"] = rates
     print("  " + ", ".join(f"{k} {v}" for k, v in rates.items()), flush=True)
 
@@ -516,10 +524,7 @@ def tracing_rounds(binary, work, opts, extra):
             runs[mode][-1]["rss_mb"] = round(server.rss_mb(), 1)  # after each round: bounded, or growing?
     time.sleep(2)  # the last batch (a second's wait at most) reaches the collector
     spans = {mode: span_counts(s) for mode, s in servers.items()}
-    for s in servers.values():
-        s.stop()
-    nginx.stop()
-    collector.stop()
+    stop_together(*servers.values(), nginx, collector)
     silent.close()
     extra["tracing"] = {mode: {"rps": [round(x["rps"]) for x in results], "cpu_us": [x["cpu_us"] for x in results],
                                "non2xx": sum(x["non2xx"] for x in results), "rss_mb": [x.get("rss_mb") for x in results],

@@ -3,9 +3,14 @@
 # replays the regression inputs kept in fuzz/regressions/<target>/, then fuzzes each target for
 # SECONDS (default 20) from its seed corpus (fuzz/corpus/<target>/, copied: new inputs stay out
 # of the repository), one target per core at a time. A crash fails the script; its input is
-# left in build-fuzz/crashes/.
+# left in build-fuzz/crashes/. `scripts/fuzz.sh --build-only` builds the targets and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=false
+if [[ ${1:-} == --build-only ]]; then
+  build_only=true
+  shift
+fi
 seconds=${1:-20}
 build=${IDEMPAY_FUZZ_BUILD_DIR:-build-fuzz}
 targets=(fuzz_ppp_request fuzz_webhook fuzz_records fuzz_url fuzz_proxy_header fuzz_config fuzz_operator_request
@@ -14,6 +19,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=cl
   -DIDEMPAY_FUZZ=ON -DIDEMPAY_BUILD_TESTS=OFF -DIDEMPAY_BUILD_BENCH=OFF \
   -DIDEMPAY_SANITIZE=address,undefined,fuzzer-no-link >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+if $build_only; then
+  exit 0
+fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$build/crashes"

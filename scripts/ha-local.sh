@@ -161,19 +161,29 @@ leader() {
   done
 }
 
-stop_pidfile() {
-  local pidfile=$1
-  if running "$pidfile"; then
-    local pid
-    pid=$(cat "$pidfile")
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 300); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
+# Stops the processes of the pidfiles given, together: SIGTERM to each, up to 30 s for all of
+# them to end, then SIGKILL. Together, so that stopping one Patroni never makes the others
+# elect a new leader, only to be stopped in turn.
+stop_pidfiles() {
+  local pidfile pids=()
+  for pidfile in "$@"; do
+    if running "$pidfile"; then
+      pids+=("$(cat "$pidfile")")
+      kill -TERM "${pids[-1]}" 2>/dev/null || true
+    fi
+  done
+  for _ in $(seq 300); do
+    local alive=0 pid
+    for pid in "${pids[@]}"; do
+      kill -0 "$pid" 2>/dev/null && alive=1
     done
+    [[ $alive -eq 1 ]] || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
     kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$pidfile"
+  done
+  rm -f "$@"
 }
 
 case "$command" in
@@ -193,13 +203,9 @@ case "$command" in
     ;;
   stop)
     [[ -f "$ports" ]] || exit 0
-    stop_pidfile "$dir/haproxy.pid"
-    for n in 1 2 3; do
-      stop_pidfile "$dir/node$n/patroni.pid"  # Patroni stops its PostgreSQL
-    done
-    for n in 1 2 3; do
-      stop_pidfile "$dir/etcd$n.pid"
-    done
+    stop_pidfiles "$dir/haproxy.pid"
+    stop_pidfiles "$dir"/node{1,2,3}/patroni.pid  # each Patroni stops its PostgreSQL
+    stop_pidfiles "$dir"/etcd{1,2,3}.pid
     ;;
   status)
     patronictl -c "$dir/node1/patroni.yml" list
