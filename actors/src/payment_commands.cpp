@@ -435,7 +435,7 @@ void PaymentActor::resume_on_hint(RecoverCommand&& cmd) {
   }
   last_resumed_on_hint_ = now;
   for (const auto& request_id : cmd.operations) {
-    defer([me = shared_from_this(), request_id] { me->resume_operation(request_id); });
+    defer([me = shared_from_this(), request_id, trace = cmd.sink.trace()] { me->resume_operation(request_id, trace); });
   }
   if (!busy()) {
     finish();

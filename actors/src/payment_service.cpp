@@ -14,6 +14,7 @@
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/metrics/metrics.hpp"
+#include "idempay/tracing/context.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
 #include "repeat_cache.hpp"
@@ -280,7 +281,8 @@ void PaymentService::resume_refunds_by_reference(std::string reference, std::str
           if (operations.empty()) {
             return;
           }
-          RecoverCommand cmd{payment_id, std::move(operations), ReplySink(), std::move(merchant)};
+          // Nobody waits for an answer; the sink carries the notification's trace.
+          RecoverCommand cmd{payment_id, std::move(operations), ReplySink([](Reply) {}), std::move(merchant)};
           route(impl_->live(), cmd.payment_id, recover_atom::value, std::move(cmd));
         });
       },
@@ -293,8 +295,10 @@ void PaymentService::find_reference(std::string reference, std::function<void(st
     return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   // The store outlives the queued reads' use of the service: it is closed first (serve.cpp).
-  impl_->store.read_async([reference = std::move(reference), then = std::move(then),
-                           reply = std::move(reply)](storage::Store& store) mutable {
+  // The notification's trace goes along: what `then` sends the payment is part of it.
+  impl_->store.read_async([reference = std::move(reference), then = std::move(then), reply = std::move(reply),
+                           trace = tracing::current()](storage::Store& store) mutable {
+    tracing::Scope in_trace(trace);
     auto found = store.get(domain::Space::kReferences, reference);
     if (!found) {
       return reply(domain::error_reply(found.error()));

@@ -100,6 +100,22 @@ struct RouteMatch {
   std::string_view payment_id;  // from the path
 };
 
+// How many '/'-separated segments `path` has, or 0 when one of them is empty.
+size_t nonempty_segments(std::string_view path) {
+  size_t count = 0;
+  for (;;) {
+    size_t slash = path.find('/');
+    if (slash == 0 || path.empty()) {
+      return 0;
+    }
+    ++count;
+    if (slash == std::string_view::npos) {
+      return count;
+    }
+    path.remove_prefix(slash + 1);
+  }
+}
+
 RouteMatch match(std::string_view path) {
   static constexpr std::string_view kStatic[] = {
       "/manifest", "/payment-methods", "/health", "/health/live", "/health/ready", "/payments",
@@ -125,6 +141,16 @@ RouteMatch match(std::string_view path) {
     return slash == std::string_view::npos ? std::make_pair(std::string_view(), std::string_view())
                                            : std::make_pair(rest.substr(0, slash), rest.substr(slash + 1));
   };
+  // An acquirer kind's notifications: /webhooks/{kind}/{merchant}/{acquirer}, and that path with
+  // one suffix (the kind's). Templates only: none of the caller's segments reaches a log line,
+  // a metric's label or a span's name.
+  if (path.substr(0, 10) == "/webhooks/") {
+    switch (nonempty_segments(path.substr(10))) {
+      case 3: return {"/webhooks/{kind}/{merchant}/{acquirer}", {}};
+      case 4: return {"/webhooks/{kind}/{merchant}/{acquirer}/{suffix}", {}};
+      default: return {"unknown", {}};
+    }
+  }
   auto [pos_id, pos_rest] = id_then("/pos/");
   if (!pos_id.empty() && pos_rest == "terminal") {
     return {"/pos/{paymentId}/terminal", pos_id};

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from adyen import adyen_acquirer, adyen_merchant, ledger as adyen_ledger, start_fake
+from adyen import adyen_acquirer, adyen_merchant, ledger as adyen_ledger, notify_to, start_fake
 from conftest import APP_TOKEN, AUTH, BIN, CALLBACK_ARGS, CALLBACK_SECRET, create_body, logged_port
 from conftest import request as http_request
 from pix import CLIENT_SECRET, Pki, pix_acquirer, pix_body, pix_merchant, psp_ledger, start_psp, tls_args, wait_for
@@ -261,6 +261,36 @@ def test_the_psp_adyen_and_the_http_acquirer_see_the_gateways_trace(base_dir, tm
         assert CLIENT_SECRET.encode() not in exported and b"12345678909" not in exported  # the buyer's CPF
     finally:
         psp.terminate()
+
+
+def test_an_acquirers_notification_is_one_trace_with_the_decision_it_causes(base_dir, request, connector_factory,
+                                                                            collector):
+    """Adyen's notification names the payment by its reference, found in the store on a reader
+    thread: the decision it causes is still a child of the notification's request (named by
+    its route's template), linked to the payment's own trace (the gateway's)."""
+    fake = start_fake(base_dir, f"{request.node.name}-adyen")
+    try:
+        c = connector_factory(merchants=[adyen_merchant(adyen_acquirer(fake.url))],
+                              extra_args=CALLBACK_ARGS + tracing(collector))
+        notify_to(fake, f"http://127.0.0.1:{c.port}/webhooks/adyen/shop/adyen")
+        status, raw, _ = http_request(c.port, "POST", "/payments", create_body("ady-event"), traced())
+        assert status == 200, raw
+
+        def event_in_its_notifications_trace():
+            spans = collector.spans()
+            hooks = {s["spanId"]: s for s in spans
+                     if s["kind"] == SERVER and s["attributes"].get("url.path", "").startswith("/webhooks/adyen/")}
+            events = [s for s in spans if s["name"] == "payment event" and s["parentSpanId"] in hooks]
+            return events and (events[0], hooks[events[0]["parentSpanId"]])
+
+        event, hook = wait_for(event_in_its_notifications_trace, what="the notification's decision under its request")
+        assert hook["name"] == "POST /webhooks/{kind}/{merchant}/{acquirer}", hook["name"]
+        assert hook["attributes"]["http.route"] == "/webhooks/{kind}/{merchant}/{acquirer}"
+        assert event["traceId"] == hook["traceId"] != TRACE  # the fake sends no traceparent: a trace of its own
+        assert event["attributes"]["idempay.payment_id"] == "ady-event"
+        assert TRACE in {link["traceId"] for link in event["links"]}, event["links"]
+    finally:
+        fake.terminate()
 
 
 def metric(c, name):
