@@ -145,7 +145,11 @@ RouteMatch match(std::string_view path) {
   // one suffix (the kind's). Templates only: none of the caller's segments reaches a log line,
   // a metric's label or a span's name.
   if (path.substr(0, 10) == "/webhooks/") {
-    switch (nonempty_segments(path.substr(10))) {
+    std::string_view rest = path.substr(10);
+    if (!rest.empty() && rest.back() == '/') {
+      rest.remove_suffix(1);  // one trailing slash, as the router ignores it
+    }
+    switch (nonempty_segments(rest)) {
       case 3: return {"/webhooks/{kind}/{merchant}/{acquirer}", {}};
       case 4: return {"/webhooks/{kind}/{merchant}/{acquirer}/{suffix}", {}};
       default: return {"unknown", {}};
