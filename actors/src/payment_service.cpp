@@ -14,7 +14,6 @@
 #include "idempay/base/crypto.hpp"
 #include "idempay/base/json_writer.hpp"
 #include "idempay/metrics/metrics.hpp"
-#include "idempay/tracing/context.hpp"
 #include "directory.hpp"
 #include "messages.hpp"
 #include "repeat_cache.hpp"
@@ -295,10 +294,8 @@ void PaymentService::find_reference(std::string reference, std::function<void(st
     return reply(refusal(Refusal::kUnavailable, "the payment engine is not running"));
   }
   // The store outlives the queued reads' use of the service: it is closed first (serve.cpp).
-  // The notification's trace goes along: what `then` sends the payment is part of it.
-  impl_->store.read_async([reference = std::move(reference), then = std::move(then), reply = std::move(reply),
-                           trace = tracing::current()](storage::Store& store) mutable {
-    tracing::Scope in_trace(trace);
+  impl_->store.read_async([reference = std::move(reference), then = std::move(then),
+                           reply = std::move(reply)](storage::Store& store) mutable {
     auto found = store.get(domain::Space::kReferences, reference);
     if (!found) {
       return reply(domain::error_reply(found.error()));

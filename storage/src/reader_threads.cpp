@@ -17,7 +17,7 @@ bool ReaderThreads::submit(Job job) {
     if (stopping_) {
       return false;
     }
-    queue_.push_back(std::move(job));
+    queue_.emplace_back(std::move(job), tracing::current());
   }
   wake_.notify_one();
   return true;
@@ -38,17 +38,18 @@ void ReaderThreads::stop() {
 
 void ReaderThreads::run() {
   for (;;) {
-    Job job;
+    std::pair<Job, tracing::TraceContext> next;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) {
         return;  // stopping and drained
       }
-      job = std::move(queue_.front());
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
-    job();
+    tracing::Scope in_trace(std::move(next.second));
+    next.first();
   }
 }
 

@@ -1,13 +1,16 @@
 #pragma once
 // The threads a store runs its asynchronous reads on (Store::read_async): a point lookup whose
 // block is not in the cache waits for the disk and decompresses it, which must never stall the
-// thread that runs the payment actors. Shared by both stores.
+// thread that runs the payment actors. Shared by the stores. A job runs in the trace it was
+// submitted in (tracing::current()): what it goes on to do belongs to the caller's request.
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "idempay/tracing/context.hpp"
 
 namespace idempay::storage {
 
@@ -31,7 +34,7 @@ private:
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Job> queue_;
+  std::deque<std::pair<Job, tracing::TraceContext>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;  // last: started once the queue exists
 };

@@ -12,6 +12,7 @@
 #include <rocksdb/db.h>
 
 #include "idempay/storage/store.hpp"
+#include "idempay/tracing/context.hpp"
 #include "postgres_test_support.hpp"
 #include "temp_dir.hpp"
 
@@ -877,6 +878,18 @@ TEST_F(PostgresStoreTest, AnUnreachableServerIsARetryableError) {
   auto opened = open_postgres_store(options, kNames);
   ASSERT_FALSE(opened);
   EXPECT_EQ(opened.error().code, ErrorCode::kUnavailable);
+}
+
+// A read handed to a reader thread goes on in its caller's trace: what it then sends a payment
+// (an acquirer's notification found by reference, an operator's action) belongs to the request.
+TYPED_TEST(StoreConformanceTest, AnAsyncReadRunsInItsCallersTrace) {
+  auto trace = tracing::parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").value();
+  std::promise<std::string> seen;
+  {
+    tracing::Scope in_trace(trace);
+    this->store->read_async([&seen](Store&) { seen.set_value(tracing::current().traceparent()); });
+  }
+  EXPECT_EQ(seen.get_future().get(), trace.traceparent());
 }
 
 }  // namespace

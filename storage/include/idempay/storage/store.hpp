@@ -86,7 +86,8 @@ public:
   /// Runs `job` on one of the store's reader threads and returns at once; the job reads with
   /// `get`/`scan` there and hands its result back (to an actor, as a message). Jobs run in no
   /// particular order with each other; a job sees every commit completed before it was
-  /// submitted. While the store closes, jobs still queued run before it closes.
+  /// submitted. While the store closes, jobs still queued run before it closes. A job runs in
+  /// the caller's trace (tracing::current() when submitted).
   virtual void read_async(std::function<void(Store&)> job) = 0;
 
   /// Up to `limit` entries whose key starts with `prefix`, in key order.
