@@ -103,18 +103,31 @@ class Prism:
             spec = base_dir / f"{name}-api-pix.yaml"
             spec.write_text(SPEC.read_text().replace('pattern: "/^\\\\d{11}$/"', 'pattern: "^\\\\d{11}$"'))
         self.spec = spec
-        self.port = free_port()
         self.log_path = base_dir / f"{name}-prism.log"
+        # Prism takes no port 0: the free port chosen may be taken by another test's server
+        # before Prism binds it (EADDRINUSE); then it starts again on another.
+        for _ in range(3):
+            if self._start(upstream):
+                break
+        else:
+            raise AssertionError("Prism did not start: " + self.log_path.read_text())
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def _start(self, upstream):
+        self.port = free_port()
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen([str(PRISM), "proxy", str(self.spec), upstream, "--errors", "-h", "127.0.0.1",
                                       "-p", str(self.port)], stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.time() + 60
         while b"Prism is listening" not in self.log_path.read_bytes():
-            assert self.proc.poll() is None, self.log_path.read_text()
+            if self.proc.poll() is not None:
+                assert b"EADDRINUSE" in self.log_path.read_bytes(), self.log_path.read_text()
+                self.log.close()
+                return False
             assert time.time() < deadline, "Prism did not start"
             time.sleep(0.2)
-        self.url = f"http://127.0.0.1:{self.port}"
+        return True
 
     def violations(self):
         """Every request or answer Prism found against the document."""
